@@ -1,0 +1,30 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { AuthModule } from './auth/auth.module';
+import { ApiExceptionFilter } from './common/filters/api-exception.filter';
+import { InvalidationBusModule } from './common/invalidation-bus';
+import { RedisModule } from './common/redis/redis.module';
+import { AppConfig } from './config/app-config';
+import { ConfigModule } from './config/config.module';
+import { DatabaseModule } from './database/database.module';
+import { HealthController } from './health/health.controller';
+import { OrganizationsModule } from './organizations/organizations.module';
+
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig, databaseUrl: string): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        DatabaseModule.forRoot(databaseUrl),
+        RedisModule,
+        InvalidationBusModule,
+        OrganizationsModule,
+        AuthModule,
+      ],
+      controllers: [HealthController],
+      providers: [{ provide: APP_FILTER, useClass: ApiExceptionFilter }],
+    };
+  }
+}

@@ -1,0 +1,50 @@
+import { INestApplication, RequestMethod } from '@nestjs/common';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { json } from 'express';
+import { ADMIN_SECURITY, API_KEY_SECURITY } from './auth/auth.decorators';
+import { requestIdMiddleware } from './common/request-id';
+import { createValidationPipe } from './common/validation';
+import { AppConfig } from './config/app-config';
+
+export const API_PREFIX = 'v1';
+
+/** Routes served at the root of PUBLIC_URL rather than under base_url. */
+const ROOT_ROUTES = [
+  { path: 'health', method: RequestMethod.ALL },
+  { path: 'upload/{*path}', method: RequestMethod.ALL },
+  { path: 'c/{*path}', method: RequestMethod.ALL },
+];
+
+/**
+ * Everything about the HTTP application that is not a module: shared by main.ts and the e2e tests so that
+ * tests exercise exactly what production serves.
+ */
+export function configureApp(app: NestExpressApplication, config: AppConfig): void {
+  app.disable('x-powered-by');
+  app.set('trust proxy', 'loopback');
+  app.use(requestIdMiddleware);
+  // Upload bodies are file bytes streamed to the object store, never parsed, whatever their Content-Type.
+  app.use(/^(?!\/upload(\/|$))/, json({ limit: '256kb' }));
+  app.setGlobalPrefix(API_PREFIX, { exclude: ROOT_ROUTES });
+  app.useGlobalPipes(createValidationPipe());
+  setupOpenApi(app, config);
+}
+
+function setupOpenApi(app: INestApplication, config: AppConfig): void {
+  const document = SwaggerModule.createDocument(
+    app,
+    new DocumentBuilder()
+      .setTitle('Flagstore')
+      .setDescription(
+        'Typed feature flags for game servers and file storage for the files games upload. ' +
+          'Every endpoint under /v1 takes `Authorization: Bearer <API_KEY>`; the admin API takes the ADMIN_TOKEN instead.',
+      )
+      .setVersion('1')
+      .addServer(config.urls.publicUrl)
+      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'An API key issued by the admin API' }, API_KEY_SECURITY)
+      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'The ADMIN_TOKEN of this deployment' }, ADMIN_SECURITY)
+      .build(),
+  );
+  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json', useGlobalPrefix: false });
+}

@@ -1,0 +1,29 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+const KEY_PREFIX = 'fsk_';
+
+/** A new API key: 256 random bits, prefixed so that leaked keys are easy to recognise in logs and scanners. */
+export function generateApiKey(): string {
+  return KEY_PREFIX + randomBytes(32).toString('base64url');
+}
+
+/**
+ * Keys are high-entropy random strings, so a single SHA-256 is enough to make the stored hash useless to a
+ * thief (there is nothing to brute-force) and cheap enough to compute on every cache miss.
+ */
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+export function constantTimeEqual(a: string, b: string): boolean {
+  const left = createHash('sha256').update(a).digest();
+  const right = createHash('sha256').update(b).digest();
+  return timingSafeEqual(left, right);
+}
+
+/** The token of an `Authorization: Bearer <token>` header, or undefined. */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  if (!authorization) return undefined;
+  const match = /^Bearer[ ]+([^\s]+)\s*$/i.exec(authorization);
+  return match?.[1];
+}

@@ -1,0 +1,28 @@
+import { BadRequestException, ValidationError, ValidationPipe } from '@nestjs/common';
+
+/**
+ * Nest's pipe answers with an array of messages; the spec wants one string that names the field and the
+ * rule. The first broken rule of the first invalid field is reported, with its full path for nested fields.
+ */
+export function describeValidationErrors(errors: ValidationError[], parentPath = ''): string {
+  const [first] = errors;
+  if (!first) return 'Validation failed';
+  const path = parentPath ? `${parentPath}.${first.property}` : first.property;
+  const constraints = Object.values(first.constraints ?? {});
+  if (constraints.length > 0) {
+    // class-validator starts its messages with the property name; qualify it for nested fields.
+    const message = constraints[0];
+    return parentPath && message.startsWith(first.property) ? `${parentPath}.${message}` : message;
+  }
+  return describeValidationErrors(first.children ?? [], path);
+}
+
+export function createValidationPipe(): ValidationPipe {
+  return new ValidationPipe({
+    whitelist: true,
+    forbidNonWhitelisted: true,
+    transform: true,
+    stopAtFirstError: true,
+    exceptionFactory: (errors) => new BadRequestException(describeValidationErrors(errors)),
+  });
+}

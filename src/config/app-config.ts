@@ -1,0 +1,130 @@
+import { resolve } from 'node:path';
+
+/**
+ * The whole runtime configuration, read once at boot from the environment.
+ * Every module receives this object through the APP_CONFIG token; nothing else reads process.env.
+ */
+export interface AppConfig {
+  http: { port: number; host: string };
+  dataDir: string;
+  /** Unset: an embedded PostgreSQL is started under dataDir. */
+  databaseUrl?: string;
+  /** Unset: every admin call answers 401. */
+  adminToken?: string;
+  urls: {
+    publicUrl: string;
+    /** `{base_url}` of the spec: `$PUBLIC_URL/v1`. */
+    baseUrl: string;
+    /** `{upload_url}` of the spec: `$PUBLIC_URL/upload`. */
+    uploadUrl: string;
+    /** `{cdn_url}` of the spec. */
+    cdnUrl: string;
+  };
+  s3?: { endPoint: string; accessKey: string; secretKey: string; bucket: string; region: string };
+  redisUrl?: string;
+  /** Unset: generated once and kept in dataDir (see storage). */
+  uploadSigningSecret?: string;
+  configRateLimitPerMinute: number;
+  storage: { defaultAllocationBytes: number; maxUploadBytes: number };
+}
+
+export const APP_CONFIG = Symbol('APP_CONFIG');
+
+export class ConfigValidationError extends Error {
+  constructor(readonly variable: string, rule: string) {
+    super(`Invalid configuration: ${variable} ${rule}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const S3_VARIABLES = ['S3_ENDPOINT', 'S3_ACCESS_KEY', 'S3_SECRET_KEY', 'S3_BUCKET'] as const;
+
+export function loadConfig(env: Env = process.env): AppConfig {
+  const port = integer(env, 'PORT', 3000, 0, 65535);
+  const host = text(env, 'HOST') ?? '0.0.0.0';
+  const publicUrl = stripTrailingSlash(url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`);
+  const cdnUrl = stripTrailingSlash(url(env, 'CDN_URL', ['http:', 'https:']) ?? publicUrl);
+
+  return {
+    http: { port, host },
+    dataDir: resolve(text(env, 'DATA_DIR') ?? './data'),
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    adminToken: secret(env, 'ADMIN_TOKEN'),
+    urls: { publicUrl, baseUrl: `${publicUrl}/v1`, uploadUrl: `${publicUrl}/upload`, cdnUrl },
+    s3: s3Config(env),
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    uploadSigningSecret: secret(env, 'UPLOAD_SIGNING_SECRET'),
+    configRateLimitPerMinute: integer(env, 'CONFIG_RATE_LIMIT_PER_MINUTE', 1200, 1, 1_000_000_000),
+    storage: {
+      defaultAllocationBytes: integer(env, 'STORAGE_DEFAULT_ALLOCATION', 1024 ** 3, 0, Number.MAX_SAFE_INTEGER),
+      maxUploadBytes: integer(env, 'MAX_UPLOAD_BYTES', 100 * 1024 ** 2, 1, Number.MAX_SAFE_INTEGER),
+    },
+  };
+}
+
+function s3Config(env: Env): AppConfig['s3'] {
+  const given = S3_VARIABLES.filter((name) => text(env, name) !== undefined);
+  if (given.length === 0) {
+    if (text(env, 'S3_REGION') !== undefined) {
+      throw new ConfigValidationError('S3_REGION', `needs ${S3_VARIABLES.join(', ')} as well`);
+    }
+    return undefined;
+  }
+  const missing = S3_VARIABLES.find((name) => text(env, name) === undefined);
+  if (missing) {
+    throw new ConfigValidationError(missing, `is required once any of ${S3_VARIABLES.join(', ')} is set`);
+  }
+  const bucket = text(env, 'S3_BUCKET')!;
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
+    throw new ConfigValidationError('S3_BUCKET', 'must be a valid bucket name (3-63 lowercase letters, digits, dots, hyphens)');
+  }
+  return {
+    endPoint: url(env, 'S3_ENDPOINT', ['http:', 'https:'])!,
+    accessKey: text(env, 'S3_ACCESS_KEY')!,
+    secretKey: text(env, 'S3_SECRET_KEY')!,
+    bucket,
+    region: text(env, 'S3_REGION') ?? 'us-east-1',
+  };
+}
+
+function text(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value ? value : undefined;
+}
+
+function secret(env: Env, name: string): string | undefined {
+  const value = text(env, name);
+  if (value !== undefined && value.length < 16) {
+    throw new ConfigValidationError(name, 'must be at least 16 characters long');
+  }
+  return value;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigValidationError(name, `must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigValidationError(name, `must be between ${min} and ${max}, got ${raw}`);
+  return value;
+}
+
+function url(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = text(env, name);
+  if (raw === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigValidationError(name, 'must be an absolute URL');
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigValidationError(name, `must use ${protocols.join(' or ')}, got ${parsed.protocol}`);
+  }
+  return raw;
+}
+
+function stripTrailingSlash(value: string): string {
+  return value.replace(/\/+$/, '');
+}

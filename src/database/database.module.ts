@@ -1,0 +1,33 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
+import { ClsPluginTransactional } from '@nestjs-cls/transactional';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { ClsModule } from 'nestjs-cls';
+import { dataSourceOptions } from './data-source-options';
+
+/**
+ * The TypeORM data source (already migrated by the caller) and the request-scoped transaction context:
+ * a transaction opened anywhere in a request travels with it, so repositories, services and the audit
+ * interceptor all write through the same one.
+ */
+@Module({})
+export class DatabaseModule {
+  static forRoot(databaseUrl: string): DynamicModule {
+    return {
+      module: DatabaseModule,
+      imports: [
+        TypeOrmModule.forRoot({ ...dataSourceOptions(databaseUrl), autoLoadEntities: true }),
+        ClsModule.forRoot({
+          global: true,
+          middleware: { mount: true },
+          plugins: [
+            new ClsPluginTransactional({
+              imports: [TypeOrmModule],
+              adapter: new TransactionalAdapterTypeOrm({ dataSourceToken: getDataSourceToken() }),
+            }),
+          ],
+        }),
+      ],
+    };
+  }
+}

@@ -1,0 +1,73 @@
+import { Body, Controller, Delete, HttpCode, HttpStatus, Patch, Post } from '@nestjs/common';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { AdminOnly } from '../auth/auth.decorators';
+import { UuidParam } from '../common/decorators/uuid-param.decorator';
+import {
+  CreateApiKeyDto,
+  CreatedApiKeyDto,
+  CreateOrganizationDto,
+  CreateSubscriptionDto,
+  OrganizationDto,
+  SubscriptionDto,
+  UpdateOrganizationDto,
+} from './dto/organization.dto';
+import { OrganizationsService } from './organizations.service';
+
+@ApiTags('admin')
+@AdminOnly()
+@Controller('admin/organizations')
+export class AdminController {
+  constructor(private readonly organizations: OrganizationsService) {}
+
+  @Post()
+  @ApiOperation({ summary: 'Create an organization' })
+  @ApiCreatedResponse({ type: OrganizationDto })
+  createOrganization(@Body() dto: CreateOrganizationDto): Promise<OrganizationDto> {
+    return this.organizations.createOrganization(dto);
+  }
+
+  @Patch(':orgId')
+  @ApiOperation({ summary: "Change an organization's storage allocation" })
+  @ApiOkResponse({ type: OrganizationDto })
+  @ApiNotFoundResponse({ description: 'No such organization' })
+  updateOrganization(@UuidParam('orgId') orgId: string, @Body() dto: UpdateOrganizationDto): Promise<OrganizationDto> {
+    return this.organizations.updateOrganization(orgId, dto);
+  }
+
+  @Post(':orgId/api-keys')
+  @ApiOperation({ summary: 'Issue an API key; the key is in this response only' })
+  @ApiCreatedResponse({ type: CreatedApiKeyDto })
+  @ApiNotFoundResponse({ description: 'No such organization' })
+  createApiKey(@UuidParam('orgId') orgId: string, @Body() dto: CreateApiKeyDto): Promise<CreatedApiKeyDto> {
+    return this.organizations.createApiKey(orgId, dto);
+  }
+
+  @Delete(':orgId/api-keys/:keyId')
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @ApiOperation({ summary: 'Revoke an API key; it answers 401 from the next request on' })
+  @ApiNoContentResponse({ description: 'Revoked' })
+  @ApiNotFoundResponse({ description: 'No such active key in this organization' })
+  revokeApiKey(@UuidParam('orgId') orgId: string, @UuidParam('keyId') keyId: string): Promise<void> {
+    return this.organizations.revokeApiKey(orgId, keyId);
+  }
+
+  @Post(':orgId/subscriptions')
+  @ApiOperation({ summary: 'Add an active subscription (raises the flag allowance to 50)' })
+  @ApiCreatedResponse({ type: SubscriptionDto })
+  @ApiNotFoundResponse({ description: 'No such organization' })
+  createSubscription(@UuidParam('orgId') orgId: string, @Body() dto: CreateSubscriptionDto): Promise<SubscriptionDto> {
+    return this.organizations.createSubscription(orgId, dto);
+  }
+
+  @Delete(':orgId/subscriptions/:subscriptionId')
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @ApiOperation({ summary: 'Cancel a subscription' })
+  @ApiNoContentResponse({ description: 'Cancelled' })
+  @ApiNotFoundResponse({ description: 'No such active subscription in this organization' })
+  cancelSubscription(
+    @UuidParam('orgId') orgId: string,
+    @UuidParam('subscriptionId') subscriptionId: string,
+  ): Promise<void> {
+    return this.organizations.cancelSubscription(orgId, subscriptionId);
+  }
+}

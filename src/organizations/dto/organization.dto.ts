@@ -1,0 +1,89 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { ArrayMinSize, ArrayUnique, IsArray, IsEnum, IsInt, IsString, Length, Max, Min } from 'class-validator';
+import { ApiKeyEntity } from '../api-key.entity';
+import { OrganizationEntity } from '../organization.entity';
+import { Permission } from '../permission';
+import { SubscriptionEntity } from '../subscription.entity';
+
+export class CreateOrganizationDto {
+  @ApiProperty({ minLength: 1, maxLength: 200, example: 'Acme Games' })
+  @IsString()
+  @Length(1, 200)
+  name: string;
+}
+
+export class UpdateOrganizationDto {
+  @ApiProperty({ description: 'Storage allocation in bytes', minimum: 0, example: 1073741824 })
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(Number.MAX_SAFE_INTEGER)
+  storageAllocation: number;
+}
+
+export class CreateApiKeyDto {
+  @ApiProperty({ minLength: 1, maxLength: 100, example: 'game-server-eu' })
+  @IsString()
+  @Length(1, 100)
+  name: string;
+
+  @ApiProperty({ enum: Permission, isArray: true, example: [Permission.FLAGS_READ] })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayUnique()
+  @IsEnum(Permission, { each: true, message: `permissions must each be one of ${Object.values(Permission).join(', ')}` })
+  permissions: Permission[];
+}
+
+export class CreateSubscriptionDto {
+  @ApiProperty({ minLength: 1, maxLength: 100, example: 'pro' })
+  @IsString()
+  @Length(1, 100)
+  plan: string;
+}
+
+export class OrganizationDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ description: 'Storage allocation in bytes' }) storageAllocation: number;
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+
+  static from(entity: OrganizationEntity): OrganizationDto {
+    return {
+      id: entity.id,
+      name: entity.name,
+      storageAllocation: entity.storageAllocation,
+      createdAt: entity.createdAt.toISOString(),
+    };
+  }
+}
+
+export class CreatedApiKeyDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ enum: Permission, isArray: true }) permissions: Permission[];
+  @ApiProperty({ description: 'The key itself. Shown once; only its hash is stored.' }) key: string;
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+
+  static from(entity: ApiKeyEntity, key: string): CreatedApiKeyDto {
+    return {
+      id: entity.id,
+      name: entity.name,
+      permissions: entity.permissions,
+      key,
+      createdAt: entity.createdAt.toISOString(),
+    };
+  }
+}
+
+export class SubscriptionDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty() plan: string;
+  @ApiProperty({ enum: ['active', 'cancelled'] }) status: 'active' | 'cancelled';
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+
+  static from(entity: SubscriptionEntity): SubscriptionDto {
+    return { id: entity.id, plan: entity.plan, status: entity.status, createdAt: entity.createdAt.toISOString() };
+  }
+}

@@ -1,0 +1,74 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Transactional } from '@nestjs-cls/transactional';
+import { generateApiKey, hashApiKey } from '../auth/api-key';
+import { InvalidationBus } from '../common/invalidation-bus';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import {
+  CreateApiKeyDto,
+  CreatedApiKeyDto,
+  CreateOrganizationDto,
+  CreateSubscriptionDto,
+  OrganizationDto,
+  SubscriptionDto,
+  UpdateOrganizationDto,
+} from './dto/organization.dto';
+import { OrganizationsErrors } from './organizations.errors';
+import { OrganizationsRepository } from './organizations.repository';
+
+/** Organizations, API keys and subscriptions: what the admin API and the CLI manage. */
+@Injectable()
+export class OrganizationsService {
+  constructor(
+    private readonly organizations: OrganizationsRepository,
+    private readonly bus: InvalidationBus,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async createOrganization(dto: CreateOrganizationDto): Promise<OrganizationDto> {
+    const organization = await this.organizations.createOrganization(dto.name, this.config.storage.defaultAllocationBytes);
+    return OrganizationDto.from(organization);
+  }
+
+  @Transactional()
+  async updateOrganization(organizationId: string, dto: UpdateOrganizationDto): Promise<OrganizationDto> {
+    const organization = await this.organizations.updateStorageAllocation(organizationId, dto.storageAllocation);
+    if (!organization) throw OrganizationsErrors.organizationNotFound(organizationId);
+    return OrganizationDto.from(organization);
+  }
+
+  @Transactional()
+  async createApiKey(organizationId: string, dto: CreateApiKeyDto): Promise<CreatedApiKeyDto> {
+    await this.requireOrganization(organizationId);
+    const key = generateApiKey();
+    const entity = await this.organizations.createApiKey(organizationId, dto.name, hashApiKey(key), dto.permissions);
+    return CreatedApiKeyDto.from(entity, key);
+  }
+
+  async revokeApiKey(organizationId: string, keyId: string): Promise<void> {
+    if (!(await this.organizations.revokeApiKey(organizationId, keyId))) {
+      throw OrganizationsErrors.apiKeyNotFound(keyId);
+    }
+    this.bus.publish('apiKey', keyId);
+  }
+
+  /** Subscription changes move the allowance, so they take the organization lock like flag writes do. */
+  @Transactional()
+  async createSubscription(organizationId: string, dto: CreateSubscriptionDto): Promise<SubscriptionDto> {
+    await this.requireOrganization(organizationId);
+    return SubscriptionDto.from(await this.organizations.createSubscription(organizationId, dto.plan));
+  }
+
+  @Transactional()
+  async cancelSubscription(organizationId: string, subscriptionId: string): Promise<void> {
+    await this.requireOrganization(organizationId);
+    if (!(await this.organizations.cancelSubscription(organizationId, subscriptionId))) {
+      throw OrganizationsErrors.subscriptionNotFound(subscriptionId);
+    }
+  }
+
+  private async requireOrganization(organizationId: string): Promise<void> {
+    if (!(await this.organizations.lockOrganization(organizationId))) {
+      throw OrganizationsErrors.organizationNotFound(organizationId);
+    }
+  }
+}

@@ -56,15 +56,15 @@ export class EmbeddedPostgres {
       onError: (error: unknown) => this.logger.error(String(error)),
     });
 
+    if (runningAsRoot) {
+      // The cluster runs as `postgres`, which must be able to reach its directory.
+      await chmod(this.dataDir, 0o755);
+    }
     if (!existsSync(join(this.clusterDir, 'PG_VERSION'))) {
       this.logger.log(`Initialising an embedded PostgreSQL cluster in ${this.clusterDir}`);
       await this.server.initialise();
     } else {
       await recoverStalePostmaster(this.clusterDir, this.logger);
-    }
-    if (runningAsRoot) {
-      // The cluster runs as `postgres`, which must be able to reach its directory.
-      await chmod(this.dataDir, 0o755).catch(() => undefined);
     }
     await this.server.start();
 

@@ -1,0 +1,110 @@
+import request from 'supertest';
+import { admin, bearer, createApiKey, createOrganization } from '../factories/organizations.factory';
+import { createTestApp, TestApp } from '../support/test-app';
+
+describe('admin API and API keys', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('creates an organization with the default storage allocation', async () => {
+    const response = await admin(t).post('/organizations').send({ name: 'Acme' }).expect(201);
+    expect(response.body).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      name: 'Acme',
+      storageAllocation: 1024 ** 3,
+      createdAt: expect.any(String),
+    });
+  });
+
+  it('changes the storage allocation, and 404s an unknown organization', async () => {
+    const org = await createOrganization(t);
+    const response = await admin(t).patch(`/organizations/${org.id}`).send({ storageAllocation: 2048 }).expect(200);
+    expect(response.body.storageAllocation).toBe(2048);
+    const missing = await admin(t)
+      .patch('/organizations/00000000-0000-4000-8000-000000000000')
+      .send({ storageAllocation: 1 })
+      .expect(404);
+    expect(missing.body.message).toMatch(/not found/);
+  });
+
+  it('rejects admin calls without the admin token, or with an API key', async () => {
+    const org = await createOrganization(t);
+    await request(t.http).post('/v1/admin/organizations').send({ name: 'x' }).expect(401);
+    await request(t.http).post('/v1/admin/organizations').set(bearer(org.key)).send({ name: 'x' }).expect(401);
+  });
+
+  it('answers 401 to every admin call when ADMIN_TOKEN is unset', async () => {
+    const noAdmin = await createTestApp({ ADMIN_TOKEN: '' });
+    try {
+      const response = await request(noAdmin.http)
+        .post('/v1/admin/organizations')
+        .set(bearer('anything-at-all-long-enough'))
+        .send({ name: 'x' })
+        .expect(401);
+      expect(typeof response.body.message).toBe('string');
+    } finally {
+      await noAdmin.close();
+    }
+  });
+
+  it('validates bodies with a message naming the field', async () => {
+    const org = await createOrganization(t);
+    const bad = await admin(t).post(`/organizations/${org.id}/api-keys`).send({ name: 'k', permissions: [] }).expect(400);
+    expect(bad.body.message).toMatch(/permissions/);
+    const unknown = await admin(t)
+      .post(`/organizations/${org.id}/api-keys`)
+      .send({ name: 'k', permissions: ['FLAGS_READ', 'EVERYTHING'] })
+      .expect(400);
+    expect(unknown.body.message).toMatch(/permissions/);
+    const badUuid = await admin(t).post('/organizations/not-a-uuid/api-keys').send({ name: 'k', permissions: ['FLAGS_READ'] });
+    expect(badUuid.status).toBe(400);
+    expect(badUuid.body.message).toMatch(/orgId/);
+  });
+
+  it('issues a key shown once and stores only its hash', async () => {
+    const org = await createOrganization(t);
+    const key = await createApiKey(t, org.id, ['FLAGS_READ']);
+    expect(key.key).toMatch(/^fsk_/);
+    const { rows } = await t.db.query('SELECT key_hash FROM api_keys WHERE id = $1', [key.id]);
+    expect(rows[0].key_hash).toHaveLength(64);
+    expect(rows[0].key_hash).not.toContain(key.key);
+    await request(t.http).get('/v1/flags/quota').set(bearer(key.key)).expect(200);
+  });
+
+  it('makes a revoked key answer 401 from the next request on, even when cached', async () => {
+    const org = await createOrganization(t);
+    const key = await createApiKey(t, org.id, ['FLAGS_READ']);
+    await request(t.http).get('/v1/flags/quota').set(bearer(key.key)).expect(200);
+    await admin(t).delete(`/organizations/${org.id}/api-keys/${key.id}`).expect(204);
+    await request(t.http).get('/v1/flags/quota').set(bearer(key.key)).expect(401);
+    await request(t.http).get('/v1/flags/config').set(bearer(key.key)).expect(401);
+    await admin(t).delete(`/organizations/${org.id}/api-keys/${key.id}`).expect(404);
+  });
+
+  it('adds and cancels subscriptions', async () => {
+    const org = await createOrganization(t);
+    const created = await admin(t).post(`/organizations/${org.id}/subscriptions`).send({ plan: 'pro' }).expect(201);
+    expect(created.body).toEqual({ id: expect.any(String), plan: 'pro', status: 'active', createdAt: expect.any(String) });
+    await admin(t).delete(`/organizations/${org.id}/subscriptions/${created.body.id}`).expect(204);
+    await admin(t).delete(`/organizations/${org.id}/subscriptions/${created.body.id}`).expect(404);
+    const { rows } = await t.db.query('SELECT status FROM subscriptions WHERE id = $1', [created.body.id]);
+    expect(rows[0].status).toBe('cancelled');
+  });
+
+  it('rejects a missing, malformed or unknown bearer key with 401', async () => {
+    await request(t.http).get('/v1/flags/quota').expect(401);
+    await request(t.http).get('/v1/flags/quota').set({ Authorization: 'Basic abc' }).expect(401);
+    const response = await request(t.http).get('/v1/flags/quota').set(bearer('fsk_unknown')).expect(401);
+    expect(typeof response.body.message).toBe('string');
+  });
+
+  it('serves health and the OpenAPI document without a key', async () => {
+    await request(t.http).get('/health').expect(200, { status: 'ok', database: 'up' });
+    const doc = await request(t.http).get('/docs-json').expect(200);
+    expect(doc.body.openapi).toMatch(/^3\./);
+    expect(doc.body.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
+  });
+});

@@ -1,0 +1,33 @@
+import { resolve } from 'node:path';
+import type { Config } from 'jest';
+
+const rootDir = resolve(__dirname, '..');
+
+const transform: Config['transform'] = {
+  '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }],
+};
+
+const config: Config = {
+  rootDir,
+  testTimeout: 60_000,
+  projects: [
+    {
+      displayName: 'unit',
+      rootDir,
+      testEnvironment: 'node',
+      transform,
+      testMatch: ['<rootDir>/src/**/*.spec.ts'],
+    },
+    {
+      displayName: 'e2e',
+      rootDir,
+      testEnvironment: 'node',
+      transform,
+      testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+    },
+  ],
+};
+
+export default config;

@@ -1,0 +1,85 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import { Test } from '@nestjs/testing';
+import { createServer } from 'node:net';
+import { Client } from 'pg';
+import { AppModule } from '../../src/app.module';
+import { configureApp } from '../../src/app.setup';
+import { AppConfig, loadConfig } from '../../src/config/app-config';
+import { databaseUrlFor } from './database-url';
+
+export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789';
+
+export interface TestApp {
+  app: NestExpressApplication;
+  /** The listening server, for supertest. */
+  http: ReturnType<NestExpressApplication['getHttpServer']>;
+  config: AppConfig;
+  /** A client on this test file's own database, to check what was stored. */
+  db: Client;
+  databaseUrl: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Boots the real application module on a fresh clone of the migrated template database.
+ * `env` overrides configuration exactly as environment variables would.
+ */
+export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const adminUrl = process.env.TEST_PG_ADMIN_URL!;
+  const database = `flagstore_test_${randomBytes(6).toString('hex')}`;
+  await withAdminClient(adminUrl, (client) =>
+    client.query(`CREATE DATABASE "${database}" TEMPLATE "${process.env.TEST_PG_TEMPLATE}"`),
+  );
+  const databaseUrl = databaseUrlFor(adminUrl, database);
+  const dataDir = mkdtempSync(join(tmpdir(), 'flagstore-test-data-'));
+  // A real port known up front, so that PUBLIC_URL (and with it signed URLs and mediaUrl) points at this app.
+  const port = await freePort();
+  const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN: TEST_ADMIN_TOKEN, PORT: String(port), ...env });
+
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config, databaseUrl)] }).compile();
+  const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: ['error', 'warn'] });
+  configureApp(app, config);
+  await app.init();
+  await app.listen(port, '127.0.0.1');
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+
+  return {
+    app,
+    http: app.getHttpServer(),
+    config,
+    db,
+    databaseUrl,
+    close: async () => {
+      await db.end();
+      await app.close();
+      await withAdminClient(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`));
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function withAdminClient<T>(url: string, run: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await run(client);
+  } finally {
+    await client.end();
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}

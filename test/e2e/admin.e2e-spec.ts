@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { admin, bearer, createApiKey, createOrganization } from '../factories/organizations.factory';
+import { Permission } from '../../src/organizations/permission';
 import { createTestApp, TestApp } from '../support/test-app';
 
 describe('admin API and API keys', () => {
@@ -66,7 +67,7 @@ describe('admin API and API keys', () => {
 
   it('issues a key shown once and stores only its hash', async () => {
     const org = await createOrganization(t);
-    const key = await createApiKey(t, org.id, ['FLAGS_READ']);
+    const key = await createApiKey(t, org.id, [Permission.FLAGS_READ]);
     expect(key.key).toMatch(/^fsk_/);
     const { rows } = await t.db.query('SELECT key_hash FROM api_keys WHERE id = $1', [key.id]);
     expect(rows[0].key_hash).toHaveLength(64);
@@ -76,7 +77,7 @@ describe('admin API and API keys', () => {
 
   it('makes a revoked key answer 401 from the next request on, even when cached', async () => {
     const org = await createOrganization(t);
-    const key = await createApiKey(t, org.id, ['FLAGS_READ']);
+    const key = await createApiKey(t, org.id, [Permission.FLAGS_READ]);
     await request(t.http).get('/v1/flags/quota').set(bearer(key.key)).expect(200);
     await admin(t).delete(`/organizations/${org.id}/api-keys/${key.id}`).expect(204);
     await request(t.http).get('/v1/flags/quota').set(bearer(key.key)).expect(401);

@@ -1,0 +1,179 @@
+import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import request from 'supertest';
+import { bearer } from '../factories/organizations.factory';
+import { createTestApp, TestApp } from '../support/test-app';
+
+const ROOT = resolve(__dirname, '..', '..');
+const UNKNOWN_ORG = '00000000-0000-4000-8000-000000000000';
+
+interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** stdout parsed as the one JSON document of a successful call. */
+  json: any;
+  /** stderr parsed as `{ error: { code, message } }`. */
+  error?: { code: string; message: string };
+}
+
+/** Runs `src/cli.ts` from sources, as `npm run cli` runs its build, with the given environment. */
+function runCli(args: string[], env: Record<string, string | undefined>): Promise<CliRun> {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, ADMIN_TOKEN: undefined, ...env };
+  for (const name of Object.keys(childEnv)) if (childEnv[name] === undefined) delete childEnv[name];
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      ['-r', 'ts-node/register/transpile-only', 'src/cli.ts', ...args],
+      { cwd: ROOT, env: childEnv, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
+        const parse = (text: string) => {
+          try {
+            return JSON.parse(text);
+          } catch {
+            return undefined;
+          }
+        };
+        done({ code, stdout, stderr, json: parse(stdout), error: parse(stderr)?.error });
+      },
+    );
+  });
+}
+
+describe('admin CLI', () => {
+  let t: TestApp;
+  let dataDir: string;
+  const cli = (...args: string[]) => runCli(args, { DATABASE_URL: t.databaseUrl, DATA_DIR: dataDir });
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    dataDir = mkdtempSync(join(tmpdir(), 'flagstore-cli-'));
+  });
+  afterAll(async () => {
+    await t.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('creates an organization, prints it as JSON, and stores it', async () => {
+    const run = await cli('create-org', '--name', 'CLI Studio');
+    expect(run.code).toBe(0);
+    expect(run.json).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      name: 'CLI Studio',
+      storageAllocation: 1024 ** 3,
+      createdAt: expect.any(String),
+    });
+    const { rows } = await t.db.query('SELECT name FROM organizations WHERE id = $1', [run.json.id]);
+    expect(rows).toEqual([{ name: 'CLI Studio' }]);
+
+    const allocation = await cli('set-allocation', '--org', run.json.id, '--bytes', '4096');
+    expect(allocation.code).toBe(0);
+    expect(allocation.json).toMatchObject({ id: run.json.id, storageAllocation: 4096 });
+  });
+
+  it('issues a key that the HTTP API accepts, stored only as its hash, and revokes it', async () => {
+    const org = (await cli('create-org', '--name', 'Keyed')).json;
+    const run = await cli('create-key', '--org', org.id, '--name', 'game-server', '--permissions', 'FLAGS_READ,FLAGS_WRITE');
+    expect(run.code).toBe(0);
+    expect(run.json).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      name: 'game-server',
+      permissions: ['FLAGS_READ', 'FLAGS_WRITE'],
+      key: expect.stringMatching(/^fsk_/),
+      createdAt: expect.any(String),
+    });
+    const { rows } = await t.db.query('SELECT key_hash, organization_id FROM api_keys WHERE id = $1', [run.json.id]);
+    expect(rows).toHaveLength(1);
+    expect(rows[0].key_hash).toHaveLength(64);
+    expect(rows[0].key_hash).toBe(createHash('sha256').update(run.json.key).digest('hex'));
+    expect(rows[0].organization_id).toBe(org.id);
+
+    // The flags routes are the authenticated ones; while they are absent (404) the stored hash is the proof.
+    const quota = await request(t.http).get('/v1/flags/quota').set(bearer(run.json.key));
+    if (quota.status !== 404) expect(quota.status).toBe(200);
+
+    const revoked = await cli('revoke-key', '--org', org.id, '--key', run.json.id);
+    expect(revoked.code).toBe(0);
+    expect(revoked.json).toEqual({ revoked: run.json.id });
+    if (quota.status !== 404) {
+      await request(t.http).get('/v1/flags/quota').set(bearer(run.json.key)).expect(401);
+    }
+    const again = await cli('revoke-key', '--org', org.id, '--key', run.json.id);
+    expect(again.code).toBe(1);
+    expect(again.error?.code).toBe('API_KEY_NOT_FOUND');
+  });
+
+  it('subscribes and unsubscribes', async () => {
+    const org = (await cli('create-org', '--name', 'Subscriber')).json;
+    const run = await cli('subscribe', '--org', org.id, '--plan', 'pro');
+    expect(run.code).toBe(0);
+    expect(run.json).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), plan: 'pro', status: 'active', createdAt: expect.any(String) });
+
+    const cancelled = await cli('unsubscribe', '--org', org.id, '--subscription', run.json.id);
+    expect(cancelled.code).toBe(0);
+    expect(cancelled.json).toEqual({ cancelled: run.json.id });
+    const { rows } = await t.db.query('SELECT status FROM subscriptions WHERE id = $1', [run.json.id]);
+    expect(rows).toEqual([{ status: 'cancelled' }]);
+  });
+
+  it('reports a validation error naming the field, on stderr with exit code 1', async () => {
+    const org = (await cli('create-org', '--name', 'Validated')).json;
+    const badPermission = await cli('create-key', '--org', org.id, '--name', 'k', '--permissions', 'FLAGS_READ,EVERYTHING');
+    expect(badPermission.code).toBe(1);
+    expect(badPermission.stdout).toBe('');
+    expect(badPermission.error).toEqual({ code: 'VALIDATION_ERROR', message: expect.stringMatching(/permissions/) });
+
+    const emptyName = await cli('create-org', '--name', '');
+    expect(emptyName.code).toBe(1);
+    expect(emptyName.error).toEqual({ code: 'VALIDATION_ERROR', message: expect.stringMatching(/name/) });
+
+    const badUuid = await cli('subscribe', '--org', 'not-a-uuid', '--plan', 'pro');
+    expect(badUuid.code).toBe(1);
+    expect(badUuid.error).toEqual({ code: 'VALIDATION_ERROR', message: expect.stringMatching(/--org/) });
+
+    const unknownFlag = await cli('create-org', '--name', 'x', '--color', 'red');
+    expect(unknownFlag.code).toBe(1);
+    expect(unknownFlag.error?.message).toMatch(/--color/);
+  });
+
+  it('reports an unknown organization as not found', async () => {
+    const run = await cli('create-key', '--org', UNKNOWN_ORG, '--name', 'k', '--permissions', 'FLAGS_READ');
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.error).toEqual({ code: 'ORGANIZATION_NOT_FOUND', message: expect.stringMatching(/not found/) });
+    const { rows } = await t.db.query('SELECT count(*)::int AS n FROM api_keys WHERE name = $1', ['k']);
+    expect(rows[0].n).toBe(0);
+  });
+
+  it('migrates an up-to-date database as a no-op', async () => {
+    const run = await cli('migrate');
+    expect(run.code).toBe(0);
+    expect(run.json).toEqual({ applied: [] });
+  });
+
+  it('refuses, without stopping it, an embedded cluster that a live server owns', async () => {
+    const ownDataDir = mkdtempSync(join(tmpdir(), 'flagstore-cli-busy-'));
+    const clusterDir = join(ownDataDir, 'postgres');
+    mkdirSync(clusterDir);
+    // A stand-in for the service's PostgreSQL: a live process whose command line names the cluster.
+    const server: ChildProcess = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', '--', clusterDir, 'x/postgres'], {
+      stdio: 'ignore',
+    });
+    try {
+      writeFileSync(join(clusterDir, 'postmaster.pid'), `${server.pid}\n${clusterDir}\n`);
+      const run = await runCli(['create-org', '--name', 'x'], { DATABASE_URL: undefined, DATA_DIR: ownDataDir });
+      expect(run.code).toBe(1);
+      expect(run.error?.code).toBe('DATABASE_IN_USE');
+      expect(run.error?.message).toMatch(/admin API/);
+      expect(server.exitCode).toBeNull();
+      expect(() => process.kill(server.pid!, 0)).not.toThrow();
+    } finally {
+      server.kill('SIGKILL');
+      rmSync(ownDataDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,316 @@
+'use strict';
+/**
+ * The config-poll benchmark: the service's GET /v1/flags/config against a bare node:http server doing the
+ * same auth-map lookup and ETag compare (bench/bare-server.js), on the 304 path and the 200 path.
+ *
+ * Used by bench/run.js through runConfigPollBench(). Run as `node bench/config-poll.js --load '<json>'` it is
+ * the load generator child: one autocannon run with those options, its result as JSON on stdout (run.js
+ * starts it pinned to its own core).
+ */
+const { spawn } = require('node:child_process');
+const { createHash } = require('node:crypto');
+const { writeFileSync } = require('node:fs');
+const http = require('node:http');
+const { join } = require('node:path');
+
+const FLAG_COUNT = 50;
+const PERMISSIONS = ['FLAGS_READ', 'FLAGS_WRITE'];
+const CACHE_CONTROL = 'no-cache, must-revalidate';
+const TARGETS = { ratio304: 0.5, ratio200: 0.4, p99Ms: 10, rssMb: 200 };
+
+/** One HTTP request with the whole response body as a Buffer. */
+function httpRequest(method, url, { headers = {}, body } = {}) {
+  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      {
+        method,
+        headers: {
+          ...headers,
+          ...(payload ? { 'Content-Type': 'application/json', 'Content-Length': String(payload.length) } : {}),
+        },
+      },
+      (res) => {
+        const chunks = [];
+        res.on('data', (chunk) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on('error', reject);
+      },
+    );
+    req.setTimeout(30_000, () => req.destroy(new Error(`${method} ${url} timed out`)));
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/** Like httpRequest, but the status must be the expected one; the JSON body is returned. */
+async function call(method, url, expected, options) {
+  const response = await httpRequest(method, url, options);
+  if (response.status !== expected) {
+    throw new Error(`${method} ${url} answered ${response.status} (expected ${expected}): ${response.body.toString().slice(0, 300)}`);
+  }
+  return response.body.length > 0 ? JSON.parse(response.body.toString()) : undefined;
+}
+
+/** Values of every type, a mix of runtimes, some nesting: what a game's config looks like. */
+function flagBody(index) {
+  const key = `bench_flag_${String(index).padStart(2, '0')}`;
+  const runtime = index % 3 === 0 ? 'server' : 'shared';
+  switch (index % 4) {
+    case 0:
+      return { key, name: `Bench flag ${index}`, type: 'boolean', value: index % 8 === 0, runtime };
+    case 1:
+      return { key, name: `Bench flag ${index}`, type: 'string', value: `variant-${index}-${'x'.repeat(index % 7)}`, runtime };
+    case 2:
+      return { key, name: `Bench flag ${index}`, type: 'number', value: index * 1.25, runtime };
+    default:
+      return {
+        key,
+        name: `Bench flag ${index}`,
+        type: 'json',
+        value: { tier: `t${index % 5}`, weights: [index, index + 1, index + 2], rollout: { percent: index % 100, regions: ['eu', 'us'] } },
+        runtime,
+      };
+  }
+}
+
+/**
+ * An organization (subscribed, so that 50 flags fit the allowance), a FLAGS_READ+FLAGS_WRITE key,
+ * 50 flags, and the config payload as the service serves it.
+ */
+async function setupFixture({ baseUrl, adminToken, log }) {
+  const admin = { Authorization: `Bearer ${adminToken}` };
+  const org = await call('POST', `${baseUrl}/v1/admin/organizations`, 201, { headers: admin, body: { name: 'Bench Studio' } });
+  await call('POST', `${baseUrl}/v1/admin/organizations/${org.id}/subscriptions`, 201, { headers: admin, body: { plan: 'bench' } });
+  const key = await call('POST', `${baseUrl}/v1/admin/organizations/${org.id}/api-keys`, 201, {
+    headers: admin,
+    body: { name: 'bench', permissions: PERMISSIONS },
+  });
+  const auth = { Authorization: `Bearer ${key.key}` };
+  for (let index = 0; index < FLAG_COUNT; index++) {
+    await call('POST', `${baseUrl}/v1/flags`, 201, { headers: auth, body: flagBody(index) });
+  }
+  const config = await httpRequest('GET', `${baseUrl}/v1/flags/config`, { headers: auth });
+  if (config.status !== 200) throw new Error(`GET /v1/flags/config answered ${config.status}: ${config.body.toString().slice(0, 300)}`);
+  const etag = config.headers.etag;
+  if (!etag || !/^W\/".+"$/.test(etag)) throw new Error(`GET /v1/flags/config sent ETag ${JSON.stringify(etag)}, expected W/"<hash>"`);
+  const body = JSON.parse(config.body.toString());
+  if (!Array.isArray(body.flags) || body.flags.length !== FLAG_COUNT) {
+    throw new Error(`the config payload holds ${body.flags && body.flags.length} flags, expected ${FLAG_COUNT}`);
+  }
+  log(`fixture: organization ${org.id}, ${FLAG_COUNT} flags, payload ${config.body.length} bytes, ETag ${etag}`);
+  return { organizationId: org.id, keyId: key.id, key: key.key, etag, payload: config.body, contentType: config.headers['content-type'] };
+}
+
+/** Checks one server's answers on both paths before any load, so a broken contract is not measured. */
+async function probe(name, url, fixture) {
+  const auth = { Authorization: `Bearer ${fixture.key}` };
+  const full = await httpRequest('GET', url, { headers: auth });
+  const problems = [];
+  if (full.status !== 200) problems.push(`200 path answered ${full.status}`);
+  if (full.headers.etag !== fixture.etag) problems.push(`ETag ${full.headers.etag} instead of ${fixture.etag}`);
+  if (full.headers['cache-control'] !== CACHE_CONTROL) problems.push(`Cache-Control ${full.headers['cache-control']}`);
+  for (const form of [fixture.etag, fixture.etag.slice(2), fixture.etag.slice(3, -1), `"nope", ${fixture.etag}`, '*']) {
+    const cached = await httpRequest('GET', url, { headers: { ...auth, 'If-None-Match': form } });
+    if (cached.status !== 304 || cached.body.length !== 0) problems.push(`If-None-Match ${form} answered ${cached.status}`);
+    else if (cached.headers.etag !== fixture.etag || cached.headers['cache-control'] !== CACHE_CONTROL) {
+      problems.push(`304 for ${form} lacks ETag or Cache-Control`);
+    }
+  }
+  const anonymous = await httpRequest('GET', url);
+  if (anonymous.status !== 401) problems.push(`no key answered ${anonymous.status}`);
+  if (problems.length > 0) throw new Error(`${name} does not serve the config contract: ${problems.join('; ')}`);
+  return full.body;
+}
+
+/** Starts bench/bare-server.js (pinned like the service) serving the fixture. */
+function startBareServer({ fixture, tmpDir, pin }) {
+  const payloadFile = join(tmpDir, 'config-payload.json');
+  const configFile = join(tmpDir, 'bare-server.json');
+  writeFileSync(payloadFile, fixture.payload);
+  const hash = createHash('sha256').update(fixture.key).digest('hex');
+  writeFileSync(
+    configFile,
+    JSON.stringify({
+      port: 0,
+      etag: fixture.etag,
+      payloadFile,
+      keys: { [hash]: { organizationId: fixture.organizationId, keyId: fixture.keyId, permissions: PERMISSIONS } },
+    }),
+  );
+  const [command, ...args] = [...pin(0), process.execPath, join(__dirname, 'bare-server.js'), configFile];
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => reject(new Error('the bare server did not start within 10 s')), 10_000);
+    child.once('exit', (code) => reject(new Error(`the bare server exited with ${code}`)));
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+      const line = output.split('\n')[0];
+      if (output.includes('\n')) {
+        clearTimeout(timer);
+        const { listening } = JSON.parse(line);
+        resolve({
+          port: listening,
+          pid: child.pid,
+          stop: () =>
+            new Promise((done) => {
+              if (child.exitCode !== null || child.signalCode !== null) return done();
+              child.removeAllListeners('exit');
+              child.once('exit', () => done());
+              child.kill('SIGTERM');
+              setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
+            }),
+        });
+      }
+    });
+  });
+}
+
+/** One autocannon run in a child process pinned to the load core; resolves with autocannon's result. */
+function runLoad({ url, headers, connections, duration, pin }) {
+  const options = { url, headers, connections, duration, pipelining: 1 };
+  const [command, ...args] = [...pin(1), process.execPath, __filename, '--load', JSON.stringify(options)];
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    const chunks = [];
+    child.stdout.on('data', (chunk) => chunks.push(chunk));
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      if (code !== 0) return reject(new Error(`the load generator exited with ${code}`));
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString()));
+      } catch (error) {
+        reject(new Error(`the load generator printed no result: ${error.message}`));
+      }
+    });
+  });
+}
+
+/** What one measured run says, with every response that was not the expected status counted as a failure. */
+function summarizeRun(result, expectedStatus) {
+  const byStatus = Object.fromEntries(Object.entries(result.statusCodeStats || {}).map(([code, stat]) => [code, stat.count]));
+  const expected = byStatus[expectedStatus] || 0;
+  const unexpected = Object.entries(byStatus).filter(([code]) => Number(code) !== expectedStatus);
+  const problems = unexpected.map(([code, count]) => `${count} x ${code}`);
+  if (result.errors > 0) problems.push(`${result.errors} connection errors`);
+  if (result.timeouts > 0) problems.push(`${result.timeouts} timeouts`);
+  if (expected === 0) problems.push(`no ${expectedStatus} at all`);
+  return {
+    reqPerSec: result.requests.average,
+    p99Ms: result.latency.p99,
+    p50Ms: result.latency.p50,
+    requests: expected,
+    byStatus,
+    valid: problems.length === 0,
+    problems,
+  };
+}
+
+/**
+ * The whole config-poll comparison against an already running service.
+ * @returns the figures per path and server, the ratios, the service RSS, and each target's verdict.
+ */
+async function runConfigPollBench({ baseUrl, adminToken, serverPid, log, tmpDir, pin, duration = 10, connections = 50, warmup = 2 }) {
+  const fixture = await setupFixture({ baseUrl, adminToken, log });
+  const servicePayload = await probe('the service', `${baseUrl}/v1/flags/config`, fixture);
+  const bare = await startBareServer({ fixture, tmpDir, pin });
+  try {
+    const bareUrl = `http://127.0.0.1:${bare.port}/v1/flags/config`;
+    const barePayload = await probe('the bare server', bareUrl, fixture);
+    if (!barePayload.equals(servicePayload)) log('note: the service rebuilt its payload bytes between polls (generatedAt)');
+
+    const targets = { service: `${baseUrl}/v1/flags/config`, bare: bareUrl };
+    const paths = {
+      304: { 'If-None-Match': fixture.etag },
+      200: {},
+    };
+    const runs = {};
+    for (const [path, extraHeaders] of Object.entries(paths)) {
+      runs[path] = {};
+      for (const [name, url] of Object.entries(targets)) {
+        const headers = { Authorization: `Bearer ${fixture.key}`, ...extraHeaders };
+        if (warmup > 0) await runLoad({ url, headers, connections, duration: warmup, pin });
+        log(`loading ${name} on the ${path} path: ${connections} connections, ${duration} s`);
+        const run = summarizeRun(await runLoad({ url, headers, connections, duration, pin }), Number(path));
+        if (!run.valid) log(`!!! ${name} on the ${path} path answered unexpectedly: ${run.problems.join(', ')}`);
+        runs[path][name] = run;
+      }
+    }
+    const rss = processMemory(serverPid);
+    const ratio = (path) => runs[path].service.reqPerSec / runs[path].bare.reqPerSec;
+    const allValid = Object.values(runs).every((byServer) => byServer.service.valid && byServer.bare.valid);
+    const p99 = Math.max(runs[304].service.p99Ms, runs[200].service.p99Ms);
+    return {
+      runs,
+      ratios: { 304: ratio(304), 200: ratio(200) },
+      rss,
+      verdicts: {
+        ratio304: allValid && ratio(304) >= TARGETS.ratio304,
+        ratio200: allValid && ratio(200) >= TARGETS.ratio200,
+        p99: allValid && p99 < TARGETS.p99Ms,
+        rss: rss.rssMb !== undefined && rss.rssMb < TARGETS.rssMb,
+      },
+      servicePayloadBytes: servicePayload.length,
+      allValid,
+      settings: { connections, duration, warmup, flags: FLAG_COUNT },
+    };
+  } finally {
+    await bare.stop();
+  }
+}
+
+/** VmRSS and VmHWM (peak) of a process, in MB, from procfs. */
+function processMemory(pid) {
+  try {
+    const status = require('node:fs').readFileSync(`/proc/${pid}/status`, 'utf8');
+    const field = (name) => {
+      const match = new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status);
+      return match ? Number(match[1]) / 1024 : undefined;
+    };
+    return { rssMb: field('VmRSS'), peakMb: field('VmHWM') };
+  } catch {
+    return { rssMb: undefined, peakMb: undefined };
+  }
+}
+
+function formatConfigPollReport(summary) {
+  const pass = (ok) => (ok ? 'PASS' : 'FAIL');
+  const num = (value, digits = 0) => (value === undefined || Number.isNaN(value) ? 'n/a' : value.toFixed(digits));
+  const rows = [['path', 'server', 'req/s', 'p50 ms', 'p99 ms', 'responses', 'check']];
+  for (const path of ['304', '200']) {
+    for (const name of ['service', 'bare']) {
+      const run = summary.runs[path][name];
+      rows.push([path, name, num(run.reqPerSec), num(run.p50Ms, 2), num(run.p99Ms, 2), String(run.requests), run.valid ? 'ok' : `INVALID: ${run.problems.join(', ')}`]);
+    }
+  }
+  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
+  const lines = rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd());
+  lines.splice(1, 0, widths.map((width) => '-'.repeat(width)).join('  '));
+  const p99 = Math.max(summary.runs[304].service.p99Ms, summary.runs[200].service.p99Ms);
+  lines.push(
+    '',
+    `ratio service/bare, 304 path: ${num(summary.ratios[304], 2)}  (target >= ${TARGETS.ratio304})  ${pass(summary.verdicts.ratio304)}`,
+    `ratio service/bare, 200 path: ${num(summary.ratios[200], 2)}  (target >= ${TARGETS.ratio200})  ${pass(summary.verdicts.ratio200)}`,
+    `service p99 (worst path):     ${num(p99, 2)} ms  (target < ${TARGETS.p99Ms} ms)  ${pass(summary.verdicts.p99)}`,
+    `service RSS after the run:    ${num(summary.rss.rssMb, 1)} MB, peak ${num(summary.rss.peakMb, 1)} MB  (target < ${TARGETS.rssMb} MB)  ${pass(summary.verdicts.rss)}`,
+  );
+  if (!summary.allValid) lines.push('', '!!! Some runs answered other statuses than expected: the figures above are not a valid measurement.');
+  return lines.join('\n');
+}
+
+module.exports = { runConfigPollBench, formatConfigPollReport, startBareServer, probe, runLoad, summarizeRun, TARGETS };
+
+if (require.main === module && process.argv[2] === '--load') {
+  const autocannon = require('autocannon');
+  const options = JSON.parse(process.argv[3]);
+  autocannon(options)
+    .then((result) => {
+      process.stdout.write(JSON.stringify(result));
+    })
+    .catch((error) => {
+      process.stderr.write(`${error.stack || error}\n`);
+      process.exit(1);
+    });
+}

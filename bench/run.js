@@ -14,7 +14,7 @@
  */
 const { spawn, spawnSync } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
-const { existsSync, mkdtempSync, openSync, readFileSync, rmSync, closeSync } = require('node:fs');
+const { chmodSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } = require('node:fs');
 const net = require('node:net');
 const os = require('node:os');
 const { join, resolve } = require('node:path');
@@ -118,6 +118,8 @@ async function main() {
   const connections = positiveNumber('BENCH_CONNECTIONS', 50);
   const { pin, note } = cpuPinning();
   const tmpDir = mkdtempSync(join(os.tmpdir(), 'flagstore-bench-'));
+  // As root, the embedded PostgreSQL runs as `postgres`, which must be able to reach DATA_DIR inside it.
+  chmodSync(tmpDir, 0o755);
   const dataDir = join(tmpDir, 'data');
   const logFile = join(tmpDir, 'service.log');
   const port = await freePort();
@@ -196,7 +198,7 @@ async function main() {
       }
     }
   } catch (error) {
-    process.stdout.write(`\n!!! ${error.message}\nlast lines of the service log:\n${tail(logFile)}\n`);
+    process.stdout.write(`\n!!! ${error.message}\n`);
   } finally {
     if (!measured && existsSync(logFile)) process.stdout.write(`last lines of the service log:\n${tail(logFile)}\n`);
     await cleanup();

@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
+import { AuditModule } from './audit/audit.module';
 import { AuthModule } from './auth/auth.module';
 import { ApiExceptionFilter } from './common/filters/api-exception.filter';
 import { InvalidationBusModule } from './common/invalidation-bus';
@@ -7,8 +8,11 @@ import { RedisModule } from './common/redis/redis.module';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
+import { FlagConfigModule } from './flag-config/flag-config.module';
+import { FlagsModule } from './flags/flags.module';
 import { HealthController } from './health/health.controller';
 import { OrganizationsModule } from './organizations/organizations.module';
+import { QuotaModule } from './quota/quota.module';
 import { StorageModule } from './storage/storage.module';
 
 @Module({})
@@ -23,6 +27,12 @@ export class AppModule {
         InvalidationBusModule,
         OrganizationsModule,
         AuthModule,
+        // Routes register in module order: /flags/quota, /flags/audit and /flags/config must come before
+        // FlagsModule's /flags/:flagId, so these modules are listed (and first imported) ahead of it.
+        QuotaModule,
+        AuditModule,
+        FlagConfigModule,
+        FlagsModule,
         StorageModule,
       ],
       controllers: [HealthController],

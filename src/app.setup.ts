@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { INestApplication, RequestMethod } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
@@ -6,6 +7,7 @@ import { ADMIN_SECURITY, API_KEY_SECURITY } from './auth/auth.decorators';
 import { requestIdMiddleware } from './common/request-id';
 import { createValidationPipe } from './common/validation';
 import { AppConfig } from './config/app-config';
+import { FlagConfigPoll } from './flag-config/flag-config-poll';
 
 export const API_PREFIX = 'v1';
 
@@ -20,7 +22,12 @@ const ROOT_ROUTES = [
  * Everything about the HTTP application that is not a module: shared by main.ts and the e2e tests so that
  * tests exercise exactly what production serves.
  */
-export function configureApp(app: NestExpressApplication, config: AppConfig): void {
+export function configureApp(
+  app: NestExpressApplication,
+  config: AppConfig,
+  options: { leanConfigPoll?: boolean } = {},
+): void {
+  if (options.leanConfigPoll ?? true) installConfigPoll(app);
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
   app.use(requestIdMiddleware);
@@ -47,4 +54,20 @@ function setupOpenApi(app: INestApplication, config: AppConfig): void {
       .build(),
   );
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json', useGlobalPrefix: false });
+}
+
+/**
+ * Puts the config poll in front of Express: a poll request is answered before Express builds its request
+ * and response wrappers or walks its router, which is most of what a request costs on this path.
+ * Every other request goes to Express untouched.
+ */
+function installConfigPoll(app: NestExpressApplication): void {
+  const server = app.getHttpServer();
+  const poll = app.get(FlagConfigPoll);
+  const [express, ...others] = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
+  if (!express || others.length > 0) throw new Error('Expected exactly one request listener (Express) on the HTTP server');
+  server.removeListener('request', express);
+  server.on('request', (request: IncomingMessage, response: ServerResponse) =>
+    poll.matches(request) ? poll.handle(request, response) : express(request, response),
+  );
 }

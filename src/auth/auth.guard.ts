@@ -1,10 +1,11 @@
-import { CanActivate, ExecutionContext, ForbiddenException, Inject, Injectable, UnauthorizedException } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Permission } from '../organizations/permission';
 import { bearerToken, constantTimeEqual } from './api-key';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
 import { Access, ACCESS_KEY, PERMISSION_KEY } from './auth.decorators';
+import { AuthErrors } from './auth.errors';
 import { AuthenticatedRequest } from './principal';
 
 /**
@@ -31,13 +32,13 @@ export class AuthGuard implements CanActivate {
       const token = bearerToken(request.headers.authorization);
       const adminToken = this.config.adminToken;
       if (!adminToken || !token || !constantTimeEqual(token, adminToken)) {
-        throw new UnauthorizedException('A valid admin token is required (Authorization: Bearer <ADMIN_TOKEN>)');
+        throw AuthErrors.invalidAdminToken();
       }
       return true;
     }
 
     const principal = await this.authenticator.authenticate(request.headers.authorization);
-    if (!principal) throw new UnauthorizedException('Missing or invalid API key');
+    if (!principal) throw AuthErrors.invalidApiKey();
     request.principal = principal;
     return true;
   }
@@ -52,10 +53,8 @@ export class PermissionGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
     if (!request.principal) return true; // public or admin route
     const permission = this.reflector.get<Permission | undefined>(PERMISSION_KEY, context.getHandler());
-    if (!permission) throw new ForbiddenException('This route declares no permission and is closed');
-    if (!request.principal.permissions.has(permission)) {
-      throw new ForbiddenException(`The API key lacks the ${permission} permission`);
-    }
+    if (!permission) throw AuthErrors.undeclaredPermission();
+    if (!request.principal.permissions.has(permission)) throw AuthErrors.missingPermission(permission);
     return true;
   }
 }

@@ -1,50 +1,108 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { Global, Injectable, Logger, Module, OnModuleInit } from '@nestjs/common';
+import { Global, Inject, Injectable, Logger, Module, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Client } from 'pg';
+import { DATABASE_URL } from '../database/database.module';
 import { RedisConnections } from './redis/redis.module';
 
 /** What an in-memory cache may need to drop: a revoked API key, or an organization's changed flags. */
 export type InvalidationTopic = 'apiKey' | 'flags';
 
-const CHANNEL = 'flagstore:invalidation';
+interface Message {
+  origin: string;
+  topic: InvalidationTopic;
+  id: string;
+}
+
+const CHANNEL = 'flagstore_invalidation';
+const RECONNECT_MS = 1_000;
 
 /**
- * Tells every in-memory cache that something it holds is stale: at once in this process, and through
- * Redis pub/sub in every other instance when REDIS_URL is set.
+ * Tells every in-memory cache that something it holds is stale: at once in this process, and in every
+ * other process on the same database (other instances, the CLI) through Redis pub/sub when REDIS_URL is
+ * set, or PostgreSQL LISTEN/NOTIFY otherwise.
  */
 @Injectable()
-export class InvalidationBus implements OnModuleInit {
+export class InvalidationBus implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(InvalidationBus.name);
   private readonly local = new EventEmitter();
   private readonly instanceId = randomUUID();
+  private listener?: Client;
+  private publisher?: Client;
+  private stopped = false;
 
-  constructor(private readonly redis: RedisConnections) {
+  constructor(
+    private readonly redis: RedisConnections,
+    @Inject(DATABASE_URL) private readonly databaseUrl: string,
+  ) {
     this.local.setMaxListeners(50);
   }
 
   async onModuleInit(): Promise<void> {
-    const subscriber = this.redis.subscriber;
-    if (!subscriber) return;
-    await subscriber.subscribe(CHANNEL);
-    subscriber.on('message', (_channel: string, raw: string) => {
-      try {
-        const { origin, topic, id } = JSON.parse(raw) as { origin: string; topic: InvalidationTopic; id: string };
-        if (origin !== this.instanceId) this.local.emit(topic, id);
-      } catch (error) {
-        this.logger.warn(`Ignoring malformed invalidation message: ${String(error)}`);
-      }
-    });
+    if (this.redis.subscriber) {
+      await this.redis.subscriber.subscribe(CHANNEL);
+      this.redis.subscriber.on('message', (_channel: string, raw: string) => this.receive(raw));
+    } else {
+      await this.listen();
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    await Promise.all([this.listener?.end().catch(() => undefined), this.publisher?.end().catch(() => undefined)]);
   }
 
   publish(topic: InvalidationTopic, id: string): void {
     this.local.emit(topic, id);
-    this.redis.commands
-      ?.publish(CHANNEL, JSON.stringify({ origin: this.instanceId, topic, id }))
-      .catch((error: unknown) => this.logger.error(`Could not publish invalidation: ${String(error)}`));
+    const message = JSON.stringify({ origin: this.instanceId, topic, id } satisfies Message);
+    const sent = this.redis.commands
+      ? this.redis.commands.publish(CHANNEL, message)
+      : this.notify(message);
+    sent.catch((error: unknown) => this.logger.error(`Could not publish an invalidation: ${String(error)}`));
   }
 
   subscribe(topic: InvalidationTopic, handler: (id: string) => void): void {
     this.local.on(topic, handler);
+  }
+
+  private receive(raw: string): void {
+    try {
+      const { origin, topic, id } = JSON.parse(raw) as Message;
+      if (origin !== this.instanceId) this.local.emit(topic, id);
+    } catch (error) {
+      this.logger.warn(`Ignoring a malformed invalidation message: ${String(error)}`);
+    }
+  }
+
+  private async listen(): Promise<void> {
+    const client = new Client({ connectionString: this.databaseUrl });
+    client.on('notification', (notification) => notification.payload && this.receive(notification.payload));
+    client.on('error', (error) => {
+      this.logger.warn(`Invalidation listener lost its connection: ${error.message}`);
+      this.listener = undefined;
+      client.end().catch(() => undefined);
+      this.retryListen();
+    });
+    await client.connect();
+    await client.query(`LISTEN ${CHANNEL}`);
+    this.listener = client;
+  }
+
+  private retryListen(): void {
+    if (this.stopped) return;
+    setTimeout(() => this.listen().catch(() => this.retryListen()), RECONNECT_MS).unref();
+  }
+
+  private async notify(message: string): Promise<void> {
+    if (!this.publisher) {
+      const client = new Client({ connectionString: this.databaseUrl });
+      client.on('error', () => {
+        if (this.publisher === client) this.publisher = undefined;
+      });
+      this.publisher = client;
+      await client.connect();
+    }
+    await this.publisher.query('SELECT pg_notify($1, $2)', [CHANNEL, message]);
   }
 }
 

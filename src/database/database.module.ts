@@ -10,11 +10,17 @@ import { dataSourceOptions } from './data-source-options';
  * a transaction opened anywhere in a request travels with it, so repositories, services and the audit
  * interceptor all write through the same one.
  */
+/** The URL of the (already migrated) database, for the few pieces that need their own connection. */
+export const DATABASE_URL = Symbol('DATABASE_URL');
+
 @Module({})
 export class DatabaseModule {
   static forRoot(databaseUrl: string): DynamicModule {
     return {
       module: DatabaseModule,
+      global: true,
+      providers: [{ provide: DATABASE_URL, useValue: databaseUrl }],
+      exports: [DATABASE_URL],
       imports: [
         TypeOrmModule.forRoot({ ...dataSourceOptions(databaseUrl), autoLoadEntities: true }),
         ClsModule.forRoot({

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Transactional } from '@nestjs-cls/transactional';
+import { TransactionHost } from '@nestjs-cls/transactional';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { generateApiKey, hashApiKey } from '../auth/api-key';
 import { InvalidationBus } from '../common/invalidation-bus';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
@@ -20,6 +21,7 @@ import { OrganizationsRepository } from './organizations.repository';
 export class OrganizationsService {
   constructor(
     private readonly organizations: OrganizationsRepository,
+    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
     private readonly bus: InvalidationBus,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -29,19 +31,19 @@ export class OrganizationsService {
     return OrganizationDto.from(organization);
   }
 
-  @Transactional()
   async updateOrganization(organizationId: string, dto: UpdateOrganizationDto): Promise<OrganizationDto> {
     const organization = await this.organizations.updateStorageAllocation(organizationId, dto.storageAllocation);
     if (!organization) throw OrganizationsErrors.organizationNotFound(organizationId);
     return OrganizationDto.from(organization);
   }
 
-  @Transactional()
   async createApiKey(organizationId: string, dto: CreateApiKeyDto): Promise<CreatedApiKeyDto> {
-    await this.requireOrganization(organizationId);
-    const key = generateApiKey();
-    const entity = await this.organizations.createApiKey(organizationId, dto.name, hashApiKey(key), dto.permissions);
-    return CreatedApiKeyDto.from(entity, key);
+    return this.txHost.withTransaction(async () => {
+      await this.requireOrganization(organizationId);
+      const key = generateApiKey();
+      const entity = await this.organizations.createApiKey(organizationId, dto.name, hashApiKey(key), dto.permissions);
+      return CreatedApiKeyDto.from(entity, key);
+    });
   }
 
   async revokeApiKey(organizationId: string, keyId: string): Promise<void> {
@@ -52,18 +54,20 @@ export class OrganizationsService {
   }
 
   /** Subscription changes move the allowance, so they take the organization lock like flag writes do. */
-  @Transactional()
   async createSubscription(organizationId: string, dto: CreateSubscriptionDto): Promise<SubscriptionDto> {
-    await this.requireOrganization(organizationId);
-    return SubscriptionDto.from(await this.organizations.createSubscription(organizationId, dto.plan));
+    return this.txHost.withTransaction(async () => {
+      await this.requireOrganization(organizationId);
+      return SubscriptionDto.from(await this.organizations.createSubscription(organizationId, dto.plan));
+    });
   }
 
-  @Transactional()
   async cancelSubscription(organizationId: string, subscriptionId: string): Promise<void> {
-    await this.requireOrganization(organizationId);
-    if (!(await this.organizations.cancelSubscription(organizationId, subscriptionId))) {
-      throw OrganizationsErrors.subscriptionNotFound(subscriptionId);
-    }
+    return this.txHost.withTransaction(async () => {
+      await this.requireOrganization(organizationId);
+      if (!(await this.organizations.cancelSubscription(organizationId, subscriptionId))) {
+        throw OrganizationsErrors.subscriptionNotFound(subscriptionId);
+      }
+    });
   }
 
   private async requireOrganization(organizationId: string): Promise<void> {

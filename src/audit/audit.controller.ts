@@ -1,0 +1,22 @@
+import { Controller, Get, Query } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { CurrentPrincipal, RequirePermission } from '../auth/auth.decorators';
+import { Principal } from '../auth/principal';
+import { Permission } from '../organizations/permission';
+import { AuditService } from './audit.service';
+import { AuditPageDto, AuditQueryDto } from './dto/audit.dto';
+
+@ApiTags('flags')
+@Controller('flags/audit')
+export class AuditController {
+  constructor(private readonly audit: AuditService) {}
+
+  @Get()
+  @RequirePermission(Permission.FLAGS_READ)
+  @ApiOperation({ summary: 'The append-only log of flag changes, newest first' })
+  @ApiOkResponse({ type: AuditPageDto })
+  @ApiBadRequestResponse({ description: 'Bad page, limit or flagId' })
+  list(@CurrentPrincipal() principal: Principal, @Query() query: AuditQueryDto): Promise<AuditPageDto> {
+    return this.audit.list(principal.organizationId, query);
+  }
+}

@@ -1,0 +1,10 @@
+import { ForbiddenException, UnauthorizedException } from '@nestjs/common';
+import { Permission } from '../organizations/permission';
+
+/** Shared by the guards and the config poll's lean path, so both answer alike. */
+export const AuthErrors = {
+  invalidApiKey: () => new UnauthorizedException('Missing or invalid API key'),
+  invalidAdminToken: () => new UnauthorizedException('A valid admin token is required (Authorization: Bearer <ADMIN_TOKEN>)'),
+  missingPermission: (permission: Permission) => new ForbiddenException(`The API key lacks the ${permission} permission`),
+  undeclaredPermission: () => new ForbiddenException('This route declares no permission and is closed'),
+};

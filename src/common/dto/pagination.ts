@@ -1,0 +1,29 @@
+import { ApiProperty, ApiPropertyOptions } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsInt, Max, Min } from 'class-validator';
+
+/** `page` and `limit` query parameters: 1-indexed pages of 1-100 items, 20 by default. */
+export class PageQueryDto {
+  @ApiProperty({ required: false, minimum: 1, default: 1, description: '1-indexed page' })
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  page: number = 1;
+
+  @ApiProperty({ required: false, minimum: 1, maximum: 100, default: 20, description: 'Page size' })
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  limit: number = 20;
+}
+
+export function totalPages(total: number, limit: number): number {
+  return Math.ceil(total / limit);
+}
+
+export const pageFields = {
+  total: { description: 'Entries matching the filter', example: 1 } satisfies ApiPropertyOptions,
+  page: { description: 'The page returned, 1-indexed', example: 1 } satisfies ApiPropertyOptions,
+  totalPages: { description: 'Pages at this limit (0 when nothing matches)', example: 1 } satisfies ApiPropertyOptions,
+};

@@ -1,0 +1,54 @@
+import { createHash } from 'node:crypto';
+import { canonicalJson } from '../common/canonical-json';
+import { ConfigEntry } from '../flags/flags.repository';
+
+export const POLL_INTERVAL_SECONDS = 20;
+export const CONFIG_CACHE_CONTROL = 'no-cache, must-revalidate';
+
+/** A built config payload: the exact bytes served with 200, and its validator. */
+export interface ConfigPayload {
+  /** The hash, as it appears in the body (no W/ prefix, no quotes). */
+  etag: string;
+  /** The ETag header value: `W/"<hash>"`. */
+  etagHeader: string;
+  body: Buffer;
+  builtAt: number;
+}
+
+/**
+ * The ETag is a hash of the canonical form of the flags alone (never of generatedAt), so the same set of
+ * flags gives the same value on every instance and after every restart.
+ */
+export function configEtag(entries: readonly ConfigEntry[]): string {
+  const canonical = canonicalJson(entries.map(({ key, type, value, runtime }) => ({ key, type, value, runtime })));
+  return createHash('sha256').update(canonical).digest('base64url').slice(0, 32);
+}
+
+export function buildConfigPayload(entries: readonly ConfigEntry[], now = new Date()): ConfigPayload {
+  const etag = configEtag(entries);
+  const body = Buffer.from(
+    JSON.stringify({
+      etag,
+      generatedAt: now.toISOString(),
+      pollIntervalSeconds: POLL_INTERVAL_SECONDS,
+      flags: entries.map(({ key, type, value, runtime }) => ({ key, type, value, runtime })),
+    }),
+  );
+  return { etag, etagHeader: `W/"${etag}"`, body, builtAt: now.getTime() };
+}
+
+/**
+ * Whether an If-None-Match header matches: `*`, or any listed validator in the forms `W/"h"`, `"h"` or a
+ * bare `h`, compared weakly (RFC 9110 13.1.2).
+ */
+export function ifNoneMatchMatches(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  for (const candidate of header.split(',')) {
+    let tag = candidate.trim();
+    if (tag === '*') return true;
+    if (tag.startsWith('W/')) tag = tag.slice(2);
+    if (tag.length >= 2 && tag.startsWith('"') && tag.endsWith('"')) tag = tag.slice(1, -1);
+    if (tag === etag) return true;
+  }
+  return false;
+}

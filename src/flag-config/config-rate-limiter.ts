@@ -1,0 +1,62 @@
+import { ExecutionContext, Inject, Injectable, Module } from '@nestjs/common';
+import { ThrottlerGuard, ThrottlerLimitDetail } from '@nestjs/throttler';
+import { AuthenticatedRequest } from '../auth/principal';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { ConfigThrottlerStorage, ThrottlerStorageRecord } from './config-throttler.storage';
+import { ConfigRateLimitedError } from './flag-config.errors';
+
+export const CONFIG_THROTTLER = 'default'; // the default name keeps the header a plain `Retry-After`
+export const CONFIG_WINDOW_MS = 60_000;
+
+/** The per-key limit of the config poll; counted after authentication, so per key rather than per IP. */
+@Injectable()
+export class ConfigRateLimiter {
+  readonly limit: number;
+
+  constructor(
+    private readonly storage: ConfigThrottlerStorage,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.limit = config.configRateLimitPerMinute;
+  }
+
+  static keyFor(apiKeyId: string): string {
+    return `config:${apiKeyId}`;
+  }
+
+  /** Counts one poll; synchronous unless the counters live in Redis. */
+  hit(apiKeyId: string): ThrottlerStorageRecord | Promise<ThrottlerStorageRecord> {
+    const key = ConfigRateLimiter.keyFor(apiKeyId);
+    return this.storage.shared
+      ? this.storage.increment(key, CONFIG_WINDOW_MS, this.limit)
+      : this.storage.incrementLocal(key, CONFIG_WINDOW_MS, this.limit);
+  }
+
+  rejection(record: ThrottlerStorageRecord): ConfigRateLimitedError {
+    return new ConfigRateLimitedError(this.limit, record.timeToBlockExpire);
+  }
+}
+
+/** @nestjs/throttler's guard on the config route, keyed and answered exactly like ConfigRateLimiter. */
+@Injectable()
+export class ConfigThrottlerGuard extends ThrottlerGuard {
+  protected override async getTracker(request: Record<string, unknown>): Promise<string> {
+    const principal = (request as unknown as AuthenticatedRequest).principal;
+    if (!principal) throw new Error('ConfigThrottlerGuard must run after authentication');
+    return principal.keyId;
+  }
+
+  protected override generateKey(_context: ExecutionContext, tracker: string): string {
+    return ConfigRateLimiter.keyFor(tracker);
+  }
+
+  protected override async throwThrottlingException(_context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
+    throw new ConfigRateLimitedError(detail.limit, Math.max(1, detail.timeToBlockExpire));
+  }
+}
+
+@Module({
+  providers: [ConfigThrottlerStorage, ConfigRateLimiter],
+  exports: [ConfigThrottlerStorage, ConfigRateLimiter],
+})
+export class ConfigRateLimitModule {}

@@ -1,0 +1,87 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Injectable } from '@nestjs/common';
+import { ApiKeyAuthenticator } from '../auth/api-key-authenticator';
+import { AuthErrors } from '../auth/auth.errors';
+import { Principal } from '../auth/principal';
+import { writeApiError } from '../common/filters/api-exception.filter';
+import { Permission } from '../organizations/permission';
+import { CONFIG_CACHE_CONTROL, ConfigPayload, ifNoneMatchMatches } from './config-payload';
+import { ConfigRateLimiter } from './config-rate-limiter';
+import { ThrottlerStorageRecord } from './config-throttler.storage';
+import { FlagConfigCache } from './flag-config.cache';
+
+export const CONFIG_POLL_PATH = '/v1/flags/config';
+
+/**
+ * GET /v1/flags/config, the path thousands of game servers poll. It is served in front of the Express
+ * router (see installConfigPoll) with the very services the Nest route uses: the key cache, the rate
+ * limiter and the payload cache. On the steady path (cached key, in-memory limiter, cached payload) it
+ * does no I/O, no serialisation and no awaiting.
+ */
+@Injectable()
+export class FlagConfigPoll {
+  constructor(
+    private readonly authenticator: ApiKeyAuthenticator,
+    private readonly limiter: ConfigRateLimiter,
+    private readonly cache: FlagConfigCache,
+  ) {}
+
+  matches(request: IncomingMessage): boolean {
+    const { method, url } = request;
+    if (method !== 'GET' && method !== 'HEAD') return false;
+    return url === CONFIG_POLL_PATH || (url !== undefined && url.startsWith(`${CONFIG_POLL_PATH}?`));
+  }
+
+  /** The whole endpoint: authenticate, check the permission, count, answer. */
+  handle(request: IncomingMessage, response: ServerResponse): void {
+    const authorization = request.headers.authorization;
+    const principal = this.authenticator.cached(authorization);
+    if (principal) return this.authorised(principal, request, response);
+    this.authenticator.authenticate(authorization).then(
+      (found) => (found ? this.authorised(found, request, response) : writeApiError(response, AuthErrors.invalidApiKey())),
+      (error: unknown) => writeApiError(response, error),
+    );
+  }
+
+  /** The answer once guards have passed: 304 when If-None-Match matches, else the cached bytes. */
+  respond(principal: Principal, request: IncomingMessage, response: ServerResponse): void {
+    const payload = this.cache.get(principal.organizationId);
+    if (!(payload instanceof Promise)) return send(request, response, payload);
+    payload.then(
+      (built) => send(request, response, built),
+      (error: unknown) => writeApiError(response, error),
+    );
+  }
+
+  private authorised(principal: Principal, request: IncomingMessage, response: ServerResponse): void {
+    if (!principal.permissions.has(Permission.FLAGS_READ)) {
+      return writeApiError(response, AuthErrors.missingPermission(Permission.FLAGS_READ));
+    }
+    const counted = this.limiter.hit(principal.keyId);
+    if (!(counted instanceof Promise)) return this.counted(counted, principal, request, response);
+    counted.then(
+      (record) => this.counted(record, principal, request, response),
+      (error: unknown) => writeApiError(response, error),
+    );
+  }
+
+  private counted(record: ThrottlerStorageRecord, principal: Principal, request: IncomingMessage, response: ServerResponse): void {
+    if (record.isBlocked) return writeApiError(response, this.limiter.rejection(record));
+    this.respond(principal, request, response);
+  }
+}
+
+function send(request: IncomingMessage, response: ServerResponse, payload: ConfigPayload): void {
+  if (ifNoneMatchMatches(request.headers['if-none-match'], payload.etag)) {
+    response.writeHead(304, { ETag: payload.etagHeader, 'Cache-Control': CONFIG_CACHE_CONTROL });
+    response.end();
+    return;
+  }
+  response.writeHead(200, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': payload.body.length,
+    ETag: payload.etagHeader,
+    'Cache-Control': CONFIG_CACHE_CONTROL,
+  });
+  response.end(request.method === 'HEAD' ? undefined : payload.body);
+}

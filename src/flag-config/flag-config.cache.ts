@@ -1,0 +1,63 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InvalidationBus } from '../common/invalidation-bus';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { FlagsRepository } from '../flags/flags.repository';
+import { buildConfigPayload, ConfigPayload } from './config-payload';
+
+/**
+ * Per-organization config payloads, built once per change and served from memory.
+ * A committed flag change invalidates the organization's entry through the invalidation bus, so the very
+ * next poll rebuilds it. Entries also expire after a while: a safety net for instances that share no bus
+ * (no REDIS_URL) or that missed a message.
+ */
+@Injectable()
+export class FlagConfigCache {
+  private readonly payloads = new Map<string, ConfigPayload>();
+  private readonly builds = new Map<string, Promise<ConfigPayload>>();
+  /** Bumped by every invalidation, so a build that raced a change is not kept. */
+  private readonly generations = new Map<string, number>();
+  private readonly maxAgeMs: number;
+
+  constructor(
+    private readonly flags: FlagsRepository,
+    bus: InvalidationBus,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.maxAgeMs = config.redisUrl ? 60_000 : 5_000;
+    bus.subscribe('flags', (organizationId) => this.invalidate(organizationId));
+  }
+
+  /** The cached payload if it is fresh; the poll's steady path, with no I/O and no allocation. */
+  peek(organizationId: string): ConfigPayload | undefined {
+    const payload = this.payloads.get(organizationId);
+    return payload && Date.now() - payload.builtAt < this.maxAgeMs ? payload : undefined;
+  }
+
+  get(organizationId: string): ConfigPayload | Promise<ConfigPayload> {
+    return this.peek(organizationId) ?? this.build(organizationId);
+  }
+
+  invalidate(organizationId: string): void {
+    this.generations.set(organizationId, (this.generations.get(organizationId) ?? 0) + 1);
+    this.payloads.delete(organizationId);
+    this.builds.delete(organizationId);
+  }
+
+  private build(organizationId: string): Promise<ConfigPayload> {
+    const pending = this.builds.get(organizationId);
+    if (pending) return pending;
+    const generation = this.generations.get(organizationId) ?? 0;
+    const build = this.flags
+      .configEntries(organizationId)
+      .then((entries) => {
+        const payload = buildConfigPayload(entries);
+        if ((this.generations.get(organizationId) ?? 0) === generation) this.payloads.set(organizationId, payload);
+        return payload;
+      })
+      .finally(() => {
+        if (this.builds.get(organizationId) === build) this.builds.delete(organizationId);
+      });
+    this.builds.set(organizationId, build);
+    return build;
+  }
+}

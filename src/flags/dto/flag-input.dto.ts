@@ -1,0 +1,97 @@
+import { ApiProperty, ApiPropertyOptions } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsBoolean, IsIn, IsOptional, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
+import { FlagRuntime, FlagType } from '../../audit/audit-action';
+import { FLAG_TYPES } from '../flag-value';
+import { IsFlagValue, Immutable, SentWith } from './flag-value.validators';
+import { JSON_VALUE_SCHEMA } from './json-value.schema';
+
+export const FLAG_KEY_PATTERN = /^[a-z0-9][a-z0-9_-]*$/;
+export const FLAG_RUNTIMES: readonly FlagRuntime[] = ['shared', 'server'];
+
+const TYPE_MESSAGE = `type must be one of ${FLAG_TYPES.join(', ')}`;
+const RUNTIME_MESSAGE = `runtime must be one of ${FLAG_RUNTIMES.join(', ')}`;
+
+// class-transformer would rebuild a JSON value as class instances; keep exactly what the client sent.
+const KeepRawValue = () => Transform(({ obj }) => (obj as { value?: unknown }).value, { toClassOnly: true });
+
+export class CreateFlagDto {
+  @ApiProperty({ minLength: 1, maxLength: 64, pattern: FLAG_KEY_PATTERN.source, example: 'double-xp-weekend' })
+  @IsString()
+  @Length(1, 64)
+  @Matches(FLAG_KEY_PATTERN, {
+    message: 'key must match ^[a-z0-9][a-z0-9_-]*$ (lowercase letters, digits, _ and -, not starting with _ or -)',
+  })
+  key: string;
+
+  @ApiProperty({ minLength: 1, maxLength: 100, example: 'Double XP weekend' })
+  @IsString()
+  @Length(1, 100)
+  name: string;
+
+  @ApiProperty({ required: false, type: String, nullable: true, maxLength: 500 })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  description?: string | null;
+
+  @ApiProperty({ enum: FLAG_TYPES })
+  @IsIn(FLAG_TYPES, { message: TYPE_MESSAGE })
+  type: FlagType;
+
+  @ApiProperty({ ...JSON_VALUE_SCHEMA, required: true } as ApiPropertyOptions)
+  @KeepRawValue()
+  @IsFlagValue()
+  value: unknown;
+
+  @ApiProperty({
+    required: false,
+    enum: FLAG_RUNTIMES,
+    default: 'shared',
+    description: '`shared` flags may be relayed to players; create secret-bearing flags as `server`',
+  })
+  @IsOptional()
+  @IsIn(FLAG_RUNTIMES, { message: RUNTIME_MESSAGE })
+  runtime?: FlagRuntime;
+}
+
+export class UpdateFlagDto {
+  @ApiProperty({ required: false, type: String, description: 'Immutable: sending it fails with 400', readOnly: true })
+  @Immutable('key cannot be changed')
+  key?: never;
+
+  @ApiProperty({ required: false, minLength: 1, maxLength: 100 })
+  @ValidateIf((dto: UpdateFlagDto) => dto.name !== undefined)
+  @IsString()
+  @Length(1, 100)
+  name?: string;
+
+  @ApiProperty({ required: false, type: String, nullable: true, maxLength: 500, description: 'null clears it' })
+  @ValidateIf((dto: UpdateFlagDto) => dto.description !== undefined && dto.description !== null)
+  @IsString()
+  @MaxLength(500)
+  description?: string | null;
+
+  @ApiProperty({ required: false, enum: FLAG_TYPES, description: 'Must be sent together with value' })
+  @ValidateIf((dto: UpdateFlagDto) => dto.type !== undefined || dto.value !== undefined)
+  @SentWith('value')
+  @IsIn(FLAG_TYPES, { message: TYPE_MESSAGE })
+  type?: FlagType;
+
+  @ApiProperty({ ...JSON_VALUE_SCHEMA, required: false, description: 'Must be sent together with type' } as ApiPropertyOptions)
+  @KeepRawValue()
+  @ValidateIf((dto: UpdateFlagDto) => dto.value !== undefined)
+  @SentWith('type')
+  @IsFlagValue()
+  value?: unknown;
+
+  @ApiProperty({ required: false, enum: FLAG_RUNTIMES })
+  @ValidateIf((dto: UpdateFlagDto) => dto.runtime !== undefined)
+  @IsIn(FLAG_RUNTIMES, { message: RUNTIME_MESSAGE })
+  runtime?: FlagRuntime;
+
+  @ApiProperty({ required: false, description: 'true archives, false restores' })
+  @ValidateIf((dto: UpdateFlagDto) => dto.archived !== undefined)
+  @IsBoolean()
+  archived?: boolean;
+}

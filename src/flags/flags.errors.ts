@@ -1,0 +1,39 @@
+import { HttpStatus } from '@nestjs/common';
+import { DomainError } from '../common/domain-error';
+
+export enum FlagsErrorCode {
+  FLAG_NOT_FOUND = 'FLAG_NOT_FOUND',
+  FLAG_KEY_TAKEN = 'FLAG_KEY_TAKEN',
+  ALLOWANCE_REACHED = 'ALLOWANCE_REACHED',
+  FLAG_LOCKED = 'FLAG_LOCKED',
+  ARCHIVED_FLAG_VALUE = 'ARCHIVED_FLAG_VALUE',
+}
+
+export const FlagsErrors = {
+  notFound: (flagId: string) =>
+    new DomainError(HttpStatus.NOT_FOUND, FlagsErrorCode.FLAG_NOT_FOUND, `Flag ${flagId} not found in this organization`),
+  keyTaken: (key: string) =>
+    new DomainError(
+      HttpStatus.CONFLICT,
+      FlagsErrorCode.FLAG_KEY_TAKEN,
+      `A flag with key "${key}" already exists in this organization (archived flags keep their key reserved)`,
+    ),
+  allowanceReached: (max: number) =>
+    new DomainError(
+      HttpStatus.CONFLICT,
+      FlagsErrorCode.ALLOWANCE_REACHED,
+      `Flag allowance reached: this organization may have ${max} flags at its subscription level; subscribe or delete a flag to create another`,
+    ),
+  locked: (key: string) =>
+    new DomainError(
+      HttpStatus.FORBIDDEN,
+      FlagsErrorCode.FLAG_LOCKED,
+      `Flag "${key}" is beyond the plan's limit: it keeps serving its value, but cannot be edited. Subscribe again or remove another flag to edit it`,
+    ),
+  archivedValueChange: (key: string) =>
+    new DomainError(
+      HttpStatus.CONFLICT,
+      FlagsErrorCode.ARCHIVED_FLAG_VALUE,
+      `Flag "${key}" is archived: restore it (archived: false) before changing its value`,
+    ),
+};

@@ -1,0 +1,60 @@
+import { Controller, Get, Head, HttpStatus, Param, Req, Res, UseFilters } from '@nestjs/common';
+import { ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { pipeline } from 'node:stream/promises';
+import { Public } from '../auth/auth.decorators';
+import { CdnRequest, CdnResponse, CdnService } from './cdn.service';
+import { StorageExceptionFilter } from './storage-exception.filter';
+import { ApiStorageErrors } from './storage-openapi';
+
+/** The CDN route ({cdn_url}/c/..., outside /v1): public, immutable, conditional and ranged. */
+@ApiTags('cdn')
+@Public()
+@UseFilters(StorageExceptionFilter)
+@Controller('c')
+export class CdnController {
+  constructor(private readonly cdn: CdnService) {}
+
+  @Get(':organizationId/:mediaId')
+  @ApiOperation({ summary: 'Download a complete file (supports If-None-Match and a single Range)' })
+  @ApiParam({ name: 'organizationId', format: 'uuid' })
+  @ApiParam({ name: 'mediaId', format: 'uuid' })
+  @ApiProduces('*/*')
+  @ApiResponse({ status: 200, description: 'The file, with Content-Type, Content-Length, a strong ETag and Cache-Control immutable' })
+  @ApiResponse({ status: 206, description: 'The requested byte range, with Content-Range' })
+  @ApiResponse({ status: 304, description: 'If-None-Match matched the ETag' })
+  @ApiStorageErrors(
+    [HttpStatus.NOT_FOUND, 'NOT_FOUND: unknown, pending or deleted file'],
+    [HttpStatus.REQUESTED_RANGE_NOT_SATISFIABLE, 'RANGE_NOT_SATISFIABLE: the range starts past the end'],
+  )
+  async download(@Param('organizationId') organizationId: string, @Param('mediaId') mediaId: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+    send(response, await this.cdn.read(organizationId, mediaId, cdnRequest(request)));
+  }
+
+  @Head(':organizationId/:mediaId')
+  @ApiOperation({ summary: 'The headers of a download, without the body' })
+  async head(@Param('organizationId') organizationId: string, @Param('mediaId') mediaId: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+    send(response, await this.cdn.read(organizationId, mediaId, cdnRequest(request)));
+  }
+}
+
+function cdnRequest(request: Request): CdnRequest {
+  return {
+    method: request.method,
+    range: request.get('range'),
+    ifNoneMatch: request.get('if-none-match'),
+    ifRange: request.get('if-range'),
+  };
+}
+
+/** setHeader, not res.set: Express would append a charset to text types, changing the stored Content-Type. */
+function send(response: Response, result: CdnResponse): void {
+  response.status(result.status);
+  for (const [name, value] of Object.entries(result.headers)) response.setHeader(name, value);
+  if (!result.body) {
+    response.end();
+    return;
+  }
+  // A store failure mid-stream can only cut the connection: the status line has gone out.
+  pipeline(result.body, response).catch(() => response.destroy());
+}

@@ -1,0 +1,42 @@
+import { ApiProperty, ApiPropertyOptions } from '@nestjs/swagger';
+import { StorageItemEntity, StorageItemState, StorageMetadata } from '../storage-item.entity';
+import { StorageKind } from '../storage-kind';
+
+const METADATA_SCHEMA: ApiPropertyOptions = {
+  type: 'object',
+  nullable: true,
+  additionalProperties: { oneOf: [{ type: 'string', maxLength: 512 }, { type: 'number' }, { type: 'boolean' }] },
+  example: { level: 3, author: 'mira', public: true },
+};
+
+/** Spec 2.6. */
+export class StorageItemDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ enum: StorageKind }) kind: StorageKind;
+  @ApiProperty({ description: 'Bytes' }) size: number;
+  @ApiProperty({ enum: ['pending', 'complete'] }) state: StorageItemState;
+  @ApiProperty({ ...METADATA_SCHEMA, description: 'Metadata attached to the file, or null' })
+  metadata: StorageMetadata | null;
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+
+  static from(entity: StorageItemEntity): StorageItemDto {
+    return {
+      id: entity.id,
+      kind: entity.kind,
+      size: entity.size,
+      state: entity.state,
+      metadata: entity.metadata,
+      createdAt: entity.createdAt.toISOString(),
+    };
+  }
+}
+
+/** The answer to an upload: the stored item and where the CDN serves it. */
+export class UploadedItemDto extends StorageItemDto {
+  @ApiProperty({ description: 'Public CDN address: {cdn_url}/c/<organizationId>/<mediaId>', format: 'uri' })
+  mediaUrl: string;
+
+  static fromUpload(entity: StorageItemEntity, mediaUrl: string): UploadedItemDto {
+    return { ...StorageItemDto.from(entity), mediaUrl };
+  }
+}

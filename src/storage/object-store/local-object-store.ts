@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { assertObjectKey, ByteRange, ObjectStore, StoredObject } from './object-store';
+
+const TMP_DIR = '.tmp';
+
+/**
+ * Files under `<dataDir>/objects/<organizationId>/<itemId>`. A write goes to `.tmp/<random>` in the same
+ * directory tree, is fsynced, then renamed into place: rename is atomic on one filesystem, so a reader or a
+ * crash sees the whole file or none of it. Leftover temp files are removed by the sweeper.
+ */
+export class LocalObjectStore implements ObjectStore {
+  readonly driver = 'local';
+  private readonly tmpDir: string;
+
+  constructor(private readonly root: string) {
+    this.tmpDir = join(root, TMP_DIR);
+  }
+
+  async init(): Promise<void> {
+    await mkdir(this.tmpDir, { recursive: true, mode: 0o700 });
+  }
+
+  async put(key: string, body: Readable): Promise<void> {
+    const path = this.pathOf(key);
+    const tmp = join(this.tmpDir, randomUUID());
+    try {
+      // flush: fsync before close, so the rename never publishes a file whose bytes are not on disk.
+      await pipeline(body, createWriteStream(tmp, { flags: 'wx', mode: 0o600, flush: true }));
+      await mkdir(dirname(path), { recursive: true });
+      await rename(tmp, path);
+    } catch (error) {
+      await unlinkIfPresent(tmp);
+      throw error;
+    }
+    await fsyncDirectory(dirname(path));
+  }
+
+  async read(key: string, range?: ByteRange): Promise<Readable | null> {
+    let handle;
+    try {
+      handle = await open(this.pathOf(key), 'r');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    }
+    // The open handle keeps the bytes readable even if the file is deleted while it streams.
+    return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
+  }
+
+  async exists(key: string): Promise<boolean> {
+    try {
+      await stat(this.pathOf(key));
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw error;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await unlinkIfPresent(this.pathOf(key));
+  }
+
+  async *list(): AsyncIterable<StoredObject> {
+    for (const organization of await readdirIfPresent(this.root)) {
+      if (organization === TMP_DIR) continue;
+      for (const item of await readdirIfPresent(join(this.root, organization))) {
+        const key = `${organization}/${item}`;
+        try {
+          const info = await stat(join(this.root, organization, item));
+          yield { key, lastModified: info.mtime };
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+        }
+      }
+    }
+  }
+
+  async sweepTemporary(before: Date): Promise<number> {
+    let removed = 0;
+    for (const name of await readdirIfPresent(this.tmpDir)) {
+      const path = join(this.tmpDir, name);
+      try {
+        // A live upload writes continuously, so its temp file's mtime stays recent.
+        if ((await stat(path)).mtime < before) {
+          await unlinkIfPresent(path);
+          removed += 1;
+        }
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      }
+    }
+    return removed;
+  }
+
+  /** Temp files currently present (tests check that failed uploads leave none). */
+  async temporaryFiles(): Promise<string[]> {
+    return readdirIfPresent(this.tmpDir);
+  }
+
+  private pathOf(key: string): string {
+    assertObjectKey(key);
+    return join(this.root, key);
+  }
+}
+
+async function unlinkIfPresent(path: string): Promise<void> {
+  try {
+    await unlink(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+}
+
+async function readdirIfPresent(path: string): Promise<string[]> {
+  try {
+    return await readdir(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+}
+
+/** Makes the rename itself durable. */
+async function fsyncDirectory(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}

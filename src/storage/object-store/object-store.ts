@@ -1,0 +1,53 @@
+import type { Readable } from 'node:stream';
+
+export const OBJECT_STORE = Symbol('OBJECT_STORE');
+
+/** Inclusive byte offsets, as in an HTTP Range. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+export interface StoredObject {
+  key: string;
+  lastModified: Date;
+}
+
+/**
+ * Where file bytes live. Keys are `<organizationId>/<itemId>`, made by the service only.
+ * Both drivers stream: neither holds a whole file in memory (the S3 driver holds at most one part).
+ */
+export interface ObjectStore {
+  readonly driver: 'local' | 's3';
+  /**
+   * Stores `body` under `key` so that the object either appears whole once this resolves, or not at all
+   * if it rejects (a failed or aborted body leaves nothing readable behind). `size` is the exact byte
+   * count when the caller knows it.
+   */
+  put(key: string, body: Readable, size?: number): Promise<void>;
+  /** The object's bytes, or only `range`; null when there is no such object. */
+  read(key: string, range?: ByteRange): Promise<Readable | null>;
+  exists(key: string): Promise<boolean>;
+  /** Idempotent: deleting a missing object is not an error. */
+  delete(key: string): Promise<void>;
+  /** Every committed object, for the sweeper's search for objects without a row. */
+  list(): AsyncIterable<StoredObject>;
+  /** Removes temporary leftovers of uploads that died (temp files, incomplete parts) older than `before`. */
+  sweepTemporary(before: Date): Promise<number>;
+}
+
+const OBJECT_KEY = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export function objectKeyFor(organizationId: string, itemId: string): string {
+  return `${organizationId}/${itemId}`.toLowerCase();
+}
+
+/** Keys come from the database, but a path built from one must never leave the store's directory. */
+export function assertObjectKey(key: string): void {
+  if (!OBJECT_KEY.test(key)) throw new Error(`Not an object key: ${JSON.stringify(key)}`);
+}
+
+/** The item id inside a key, or null for something that is not one of ours. */
+export function itemIdOfKey(key: string): string | null {
+  return OBJECT_KEY.test(key) ? key.slice(37) : null;
+}

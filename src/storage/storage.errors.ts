@@ -1,0 +1,49 @@
+import { HttpStatus } from '@nestjs/common';
+import { DomainError } from '../common/domain-error';
+
+/** Every code a storage endpoint (API, upload host or CDN) answers with, in `{error: {code, message}}`. */
+export enum StorageErrorCode {
+  VALIDATION_ERROR = 'VALIDATION_ERROR',
+  INVALID_UUID = 'INVALID_UUID',
+  UNAUTHORIZED = 'UNAUTHORIZED',
+  FORBIDDEN = 'FORBIDDEN',
+  NOT_FOUND = 'NOT_FOUND',
+  CONFLICT = 'CONFLICT',
+  PAYLOAD_TOO_LARGE = 'PAYLOAD_TOO_LARGE',
+  RANGE_NOT_SATISFIABLE = 'RANGE_NOT_SATISFIABLE',
+}
+
+export const StorageErrors = {
+  validation: (message: string) => new DomainError(HttpStatus.BAD_REQUEST, StorageErrorCode.VALIDATION_ERROR, message),
+  invalidUuid: (name: string) =>
+    new DomainError(HttpStatus.BAD_REQUEST, StorageErrorCode.INVALID_UUID, `${name} must be a valid UUID`),
+  itemNotFound: (itemId: string) =>
+    new DomainError(HttpStatus.NOT_FOUND, StorageErrorCode.NOT_FOUND, `Storage item ${itemId} not found`),
+  fileNotFound: () => new DomainError(HttpStatus.NOT_FOUND, StorageErrorCode.NOT_FOUND, 'File not found'),
+  uploadUrlInvalid: (reason: string) =>
+    new DomainError(HttpStatus.FORBIDDEN, StorageErrorCode.FORBIDDEN, `Upload URL rejected: ${reason}`),
+  uploadUrlUsed: () =>
+    new DomainError(
+      HttpStatus.CONFLICT,
+      StorageErrorCode.CONFLICT,
+      'This upload URL has already been used; request a new signed URL',
+    ),
+  uploadTargetGone: (itemId: string) =>
+    new DomainError(
+      HttpStatus.NOT_FOUND,
+      StorageErrorCode.NOT_FOUND,
+      `Storage item ${itemId} no longer exists (deleted or purged); request a new signed URL`,
+    ),
+  tooLarge: (limit: number, reason: string) =>
+    new DomainError(
+      HttpStatus.PAYLOAD_TOO_LARGE,
+      StorageErrorCode.PAYLOAD_TOO_LARGE,
+      `The file is larger than ${reason} (${limit} bytes)`,
+    ),
+  rangeNotSatisfiable: (size: number) =>
+    new DomainError(
+      HttpStatus.REQUESTED_RANGE_NOT_SATISFIABLE,
+      StorageErrorCode.RANGE_NOT_SATISFIABLE,
+      `The requested range is outside the file (${size} bytes)`,
+    ),
+};

@@ -1,0 +1,142 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { OrganizationsRepository } from '../organizations/organizations.repository';
+import { ListItemsQueryDto, StorageItemPageDto } from './dto/list-items.dto';
+import { MessageDto, PurgeDto, PurgeResultDto } from './dto/purge.dto';
+import { SignedUrlDto, SignedUrlQueryDto } from './dto/signed-url.dto';
+import { StorageItemDto } from './dto/storage-item.dto';
+import { StorageStatsDto } from './dto/storage-stats.dto';
+import { OBJECT_STORE, ObjectStore, objectKeyFor } from './object-store/object-store';
+import { kindOfContentType, normalizeContentType, STORAGE_KINDS } from './storage-kind';
+import { parseMetadata } from './storage-metadata';
+import { StorageErrors } from './storage.errors';
+import { StorageRepository } from './storage.repository';
+import { UPLOAD_URL_LIFETIME_MS } from './upload-signer';
+import { StorageUrls } from './storage-urls';
+
+/**
+ * The /v1/storage API: signed URLs, the item list, statistics, delete and purge.
+ *
+ * Delete and purge remove the row first and the bytes after. The row is what makes a file exist (the CDN
+ * and the list read it), so the file disappears at once; if the process dies, or the store fails, between
+ * the two steps, the bytes are left without a row and the sweeper's orphan pass removes them. The other
+ * order could leave a row whose bytes are gone: a listed file that the CDN cannot serve.
+ */
+@Injectable()
+export class StorageService {
+  private readonly logger = new Logger(StorageService.name);
+
+  constructor(
+    private readonly items: StorageRepository,
+    private readonly organizations: OrganizationsRepository,
+    private readonly urls: StorageUrls,
+    @Inject(OBJECT_STORE) private readonly store: ObjectStore,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async createSignedUrl(organizationId: string, query: SignedUrlQueryDto): Promise<SignedUrlDto> {
+    const expiresAt = Math.floor((Date.now() + UPLOAD_URL_LIFETIME_MS) / 1000);
+    const { contentType, size, metadata } = query;
+    if (contentType === undefined && size === undefined) {
+      if (metadata !== undefined) {
+        throw StorageErrors.validation(
+          'metadata requires contentType and size (pre-allocated mode); in the non-allocated mode send it as the multipart field metadata',
+        );
+      }
+      const nonce = randomUUID();
+      const url = this.urls.nonAllocatedUploadUrl(organizationId, nonce, expiresAt);
+      return { url, expiresAt: new Date(expiresAt * 1000).toISOString() };
+    }
+    if (contentType === undefined || size === undefined) {
+      throw StorageErrors.validation('contentType and size must be given together (pre-allocated mode) or not at all');
+    }
+    const normalizedType = normalizeContentType(contentType);
+    if (!normalizedType) throw StorageErrors.validation('contentType must be a MIME type such as image/png');
+    const maxBytes = this.config.storage.maxUploadBytes;
+    if (size > maxBytes) throw StorageErrors.tooLarge(maxBytes, 'MAX_UPLOAD_BYTES');
+    let parsedMetadata = null;
+    if (metadata !== undefined) {
+      const result = parseMetadata(metadata);
+      if (!result.ok) throw StorageErrors.validation(result.message);
+      parsedMetadata = result.metadata;
+    }
+
+    const mediaId = randomUUID();
+    await this.items.createPending(
+      {
+        id: mediaId,
+        organizationId,
+        kind: kindOfContentType(normalizedType),
+        size,
+        contentType: normalizedType,
+        metadata: parsedMetadata,
+        objectKey: objectKeyFor(organizationId, mediaId),
+      },
+      new Date(expiresAt * 1000),
+    );
+    return {
+      url: this.urls.preallocatedUploadUrl(organizationId, mediaId, size, normalizedType, expiresAt),
+      expiresAt: new Date(expiresAt * 1000).toISOString(),
+      mediaId,
+      mediaUrl: this.urls.mediaUrl(organizationId, mediaId),
+    };
+  }
+
+  async listItems(organizationId: string, query: ListItemsQueryDto): Promise<StorageItemPageDto> {
+    const { page, limit, kind } = query;
+    const { items, total } = await this.items.listItems(organizationId, kind, (page - 1) * limit, limit);
+    return { items: items.map(StorageItemDto.from), total, page, limit, totalPages: Math.ceil(total / limit) };
+  }
+
+  async statistics(organizationId: string): Promise<StorageStatsDto> {
+    const [organization, usage] = await Promise.all([
+      this.organizations.findOrganization(organizationId),
+      this.items.usageByKind(organizationId),
+    ]);
+    // The key authenticated a moment ago, so the organization exists unless it was removed in between.
+    if (!organization) throw StorageErrors.fileNotFound();
+    const breakdown = STORAGE_KINDS.map((kind) => {
+      const found = usage.find((entry) => entry.kind === kind);
+      return { kind, count: found?.count ?? 0, size: found?.size ?? 0 };
+    });
+    const usedStorage = breakdown.reduce((sum, entry) => sum + entry.size, 0);
+    const totalStorage = organization.storageAllocation;
+    return { totalStorage, usedStorage, overageStorage: Math.max(0, usedStorage - totalStorage), breakdown };
+  }
+
+  async deleteItem(organizationId: string, itemId: string): Promise<MessageDto> {
+    const objectKey = await this.items.deleteItem(organizationId, itemId);
+    if (objectKey === null) throw StorageErrors.itemNotFound(itemId);
+    await this.deleteObjects([objectKey]);
+    return { message: `Storage item ${itemId} deleted` };
+  }
+
+  async purge(organizationId: string, dto: PurgeDto): Promise<PurgeResultDto> {
+    const filter = {
+      kind: dto.kind,
+      before: dto.before === undefined ? undefined : new Date(dto.before),
+      after: dto.after === undefined ? undefined : new Date(dto.after),
+    };
+    if (dto.dryRun) {
+      const count = await this.items.countItems(organizationId, filter);
+      return { message: `Dry run: ${count} item(s) would be purged; nothing was deleted`, purgedCount: count };
+    }
+    const objectKeys = await this.items.deleteItems(organizationId, filter);
+    await this.deleteObjects(objectKeys);
+    return { message: `Purged ${objectKeys.length} item(s)`, purgedCount: objectKeys.length };
+  }
+
+  /** After the rows are gone: a failure here only delays the removal of bytes until the next sweep. */
+  private async deleteObjects(objectKeys: string[]): Promise<void> {
+    const failures: string[] = [];
+    for (let i = 0; i < objectKeys.length; i += 16) {
+      await Promise.all(
+        objectKeys.slice(i, i + 16).map((key) => this.store.delete(key).catch((error: Error) => failures.push(`${key}: ${error.message}`))),
+      );
+    }
+    if (failures.length > 0) {
+      this.logger.warn(`${failures.length} object(s) left for the sweeper: ${failures.slice(0, 5).join('; ')}`);
+    }
+  }
+}

@@ -1,0 +1,79 @@
+import { Controller, HttpCode, HttpStatus, Param, Post, Put, Query, Req, UseFilters } from '@nestjs/common';
+import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
+import type { Request } from 'express';
+import { Public } from '../auth/auth.decorators';
+import { UploadedItemDto } from './dto/storage-item.dto';
+import { StorageExceptionFilter } from './storage-exception.filter';
+import { ApiStorageErrors } from './storage-openapi';
+import { UploadQuery, UploadService } from './upload.service';
+
+const URL_ERRORS = [
+  [HttpStatus.FORBIDDEN, 'FORBIDDEN: the URL is expired, tampered with or incomplete'],
+  [HttpStatus.NOT_FOUND, 'NOT_FOUND: the pre-allocated item was deleted or purged'],
+  [HttpStatus.CONFLICT, 'CONFLICT: the URL has already been used (or an upload to it is under way)'],
+  [HttpStatus.PAYLOAD_TOO_LARGE, 'PAYLOAD_TOO_LARGE: the body passed the signed size or MAX_UPLOAD_BYTES'],
+] as Array<[HttpStatus, string]>;
+
+/**
+ * The upload host ({upload_url}, outside /v1). No bearer header: the signed URL is the authorization.
+ * The body is never parsed by Express; the service streams it.
+ */
+@ApiTags('upload')
+@Public()
+@UseFilters(StorageExceptionFilter)
+@Controller('upload')
+export class UploadController {
+  constructor(private readonly uploads: UploadService) {}
+
+  @Put(':organizationId/:mediaId')
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({ summary: 'Pre-allocated upload: the raw file as the body, with the Content-Type it was signed for' })
+  @ApiParam({ name: 'organizationId', format: 'uuid' })
+  @ApiParam({ name: 'mediaId', format: 'uuid' })
+  @ApiQuery({ name: 'size', description: 'Part of the signed URL' })
+  @ApiQuery({ name: 'contentType', description: 'Part of the signed URL' })
+  @ApiQuery({ name: 'expires', description: 'Part of the signed URL' })
+  @ApiQuery({ name: 'signature', description: 'Part of the signed URL' })
+  @ApiConsumes('application/octet-stream')
+  @ApiBody({ schema: { type: 'string', format: 'binary' } })
+  @ApiOkResponse({ type: UploadedItemDto, description: 'The item, now complete' })
+  @ApiStorageErrors([HttpStatus.BAD_REQUEST, 'VALIDATION_ERROR: wrong Content-Type or wrong number of bytes'], ...URL_ERRORS)
+  uploadPreallocated(
+    @Param('organizationId') organizationId: string,
+    @Param('mediaId') mediaId: string,
+    @Query() query: UploadQuery,
+    @Req() request: Request,
+  ): Promise<UploadedItemDto> {
+    return this.uploads.uploadPreallocated(organizationId, mediaId, query, request);
+  }
+
+  @Post(':organizationId')
+  @ApiOperation({ summary: 'Non-allocated upload: multipart/form-data with `file` and optional `metadata` (JSON)' })
+  @ApiParam({ name: 'organizationId', format: 'uuid' })
+  @ApiQuery({ name: 'nonce', description: 'Part of the signed URL' })
+  @ApiQuery({ name: 'expires', description: 'Part of the signed URL' })
+  @ApiQuery({ name: 'signature', description: 'Part of the signed URL' })
+  @ApiConsumes('multipart/form-data')
+  @ApiBody({
+    schema: {
+      type: 'object',
+      required: ['file'],
+      properties: {
+        file: { type: 'string', format: 'binary', description: "The file; its part's Content-Type is the file's type" },
+        metadata: { type: 'string', description: 'JSON-encoded object (rules of the signed-URL metadata)' },
+      },
+    },
+  })
+  @ApiCreatedResponse({ type: UploadedItemDto, description: 'The stored item' })
+  @ApiStorageErrors(
+    [HttpStatus.BAD_REQUEST, 'VALIDATION_ERROR: not multipart, no file part, unknown fields, or a metadata rule broken'],
+    ...URL_ERRORS.filter(([status]) => status !== HttpStatus.NOT_FOUND),
+  )
+  uploadNonAllocated(
+    @Param('organizationId') organizationId: string,
+    @Query() query: UploadQuery,
+    @Req() request: Request,
+  ): Promise<UploadedItemDto> {
+    return this.uploads.uploadNonAllocated(organizationId, query, request);
+  }
+}

@@ -1,0 +1,273 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import busboy from 'busboy';
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
+import { DomainError } from '../common/domain-error';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { UploadedItemDto } from './dto/storage-item.dto';
+import { OBJECT_STORE, ObjectStore, objectKeyFor } from './object-store/object-store';
+import { StorageMetadata } from './storage-item.entity';
+import { kindOfContentType, normalizeContentType } from './storage-kind';
+import { parseMetadata } from './storage-metadata';
+import { StorageErrors } from './storage.errors';
+import { StorageRepository } from './storage.repository';
+import { StorageUrls } from './storage-urls';
+import { UploadMeter } from './upload-meter';
+import { NonAllocatedGrant, PreallocatedGrant, UploadSigner, VerifyResult } from './upload-signer';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const DIGITS = /^\d{1,16}$/;
+
+export type UploadQuery = Record<string, unknown>;
+
+/**
+ * The upload host: requests carry no bearer header, only the signed URL. Bytes stream from the request
+ * through an UploadMeter (size limit, sha256) into the object store, which commits them atomically; the row
+ * becomes `complete` only after that, in one conditional statement. A URL is claimed in the database before
+ * any byte is read, so two uploads to one URL give one success and one 409; a failed upload gives the claim
+ * back and leaves no object.
+ */
+@Injectable()
+export class UploadService {
+  private readonly logger = new Logger(UploadService.name);
+
+  constructor(
+    private readonly items: StorageRepository,
+    private readonly signer: UploadSigner,
+    private readonly urls: StorageUrls,
+    @Inject(OBJECT_STORE) private readonly store: ObjectStore,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** PUT {upload_url}/<organizationId>/<mediaId>: the raw bytes of a pre-allocated item. */
+  async uploadPreallocated(organizationId: string, mediaId: string, query: UploadQuery, request: IncomingMessage): Promise<UploadedItemDto> {
+    const grant = this.verifyPreallocated(organizationId, mediaId, query);
+    const contentType = normalizeContentType(request.headers['content-type']);
+    if (contentType !== grant.contentType) {
+      throw StorageErrors.validation(`Content-Type must be ${grant.contentType}, as the signed URL was issued for`);
+    }
+    const maxBytes = Math.min(grant.size, this.config.storage.maxUploadBytes);
+    const limitReason = grant.size > maxBytes ? 'MAX_UPLOAD_BYTES' : 'the size the URL was signed for';
+    if (grant.size > maxBytes) throw StorageErrors.tooLarge(maxBytes, limitReason);
+    const declaredLength = contentLength(request);
+    if (declaredLength !== null && declaredLength > maxBytes) throw StorageErrors.tooLarge(maxBytes, limitReason);
+    if (declaredLength !== null && declaredLength < grant.size) {
+      throw StorageErrors.validation(`The body has ${declaredLength} bytes but the signed URL was issued for ${grant.size}`);
+    }
+
+    const claimed = await this.items.claimPending(organizationId, mediaId);
+    if (!claimed) {
+      const item = await this.items.findItem(organizationId, mediaId);
+      throw item ? StorageErrors.uploadUrlUsed() : StorageErrors.uploadTargetGone(mediaId);
+    }
+
+    const meter = new UploadMeter({ maxBytes, limitReason, exactBytes: grant.size });
+    try {
+      await this.streamInto(request, meter, claimed.objectKey, grant.size);
+    } catch (error) {
+      await this.items.releaseClaim(organizationId, mediaId);
+      throw error;
+    }
+
+    let completed;
+    try {
+      completed = await this.items.completePending(organizationId, mediaId, meter.checksum());
+    } catch (error) {
+      await this.discard(claimed.objectKey);
+      await this.items.releaseClaim(organizationId, mediaId).catch(() => undefined);
+      throw error;
+    }
+    if (!completed) {
+      // Deleted or purged while the bytes streamed: the delete already ran, so these bytes are ours to remove.
+      await this.discard(claimed.objectKey);
+      throw StorageErrors.uploadTargetGone(mediaId);
+    }
+    return UploadedItemDto.fromUpload(completed, this.urls.mediaUrl(organizationId, mediaId));
+  }
+
+  /** POST {upload_url}/<organizationId>: multipart form with `file` and optional `metadata`. */
+  async uploadNonAllocated(organizationId: string, query: UploadQuery, request: IncomingMessage): Promise<UploadedItemDto> {
+    const grant = this.verifyNonAllocated(organizationId, query);
+    if (!/^multipart\/form-data\s*;/i.test(request.headers['content-type'] ?? '')) {
+      throw StorageErrors.validation('The upload must be multipart/form-data with a file field named "file"');
+    }
+    if (!(await this.items.claimNonce(organizationId, grant.nonce, new Date(grant.expiresAt * 1000)))) {
+      throw StorageErrors.uploadUrlUsed();
+    }
+
+    const itemId = randomUUID();
+    const objectKey = objectKeyFor(organizationId, itemId);
+    try {
+      const form = await this.receiveForm(request, objectKey);
+      if (!form.file) throw StorageErrors.validation('file is required: send the file as a multipart file part named "file"');
+      let metadata: StorageMetadata | null = null;
+      if (form.metadata !== undefined) {
+        const result = parseMetadata(form.metadata);
+        if (!result.ok) throw StorageErrors.validation(result.message);
+        metadata = result.metadata;
+      }
+      const contentType = normalizeContentType(form.file.mimeType) ?? 'application/octet-stream';
+      const item = await this.items.createComplete(
+        { id: itemId, organizationId, kind: kindOfContentType(contentType), size: form.file.bytes, contentType, metadata, objectKey },
+        form.file.checksum,
+      );
+      return UploadedItemDto.fromUpload(item, this.urls.mediaUrl(organizationId, itemId));
+    } catch (error) {
+      // The key is fresh, so whatever is under it is this upload's (deleting nothing is not an error).
+      await this.discard(objectKey);
+      await this.items.releaseNonce(organizationId, grant.nonce);
+      throw error;
+    }
+  }
+
+  private verifyPreallocated(organizationId: string, mediaId: string, query: UploadQuery): PreallocatedGrant {
+    const { size, contentType, expires, signature } = query;
+    if (
+      !UUID.test(organizationId) ||
+      !UUID.test(mediaId) ||
+      typeof size !== 'string' ||
+      !DIGITS.test(size) ||
+      typeof contentType !== 'string' ||
+      typeof expires !== 'string' ||
+      !DIGITS.test(expires)
+    ) {
+      throw StorageErrors.uploadUrlInvalid('it is not a complete signed upload URL');
+    }
+    const grant: PreallocatedGrant = {
+      mode: 'put',
+      organizationId: organizationId.toLowerCase(),
+      mediaId: mediaId.toLowerCase(),
+      size: Number(size),
+      contentType,
+      expiresAt: Number(expires),
+    };
+    return accept(this.signer.verify(grant, typeof signature === 'string' ? signature : undefined));
+  }
+
+  private verifyNonAllocated(organizationId: string, query: UploadQuery): NonAllocatedGrant {
+    const { nonce, expires, signature } = query;
+    if (!UUID.test(organizationId) || typeof nonce !== 'string' || !UUID.test(nonce) || typeof expires !== 'string' || !DIGITS.test(expires)) {
+      throw StorageErrors.uploadUrlInvalid('it is not a complete signed upload URL');
+    }
+    const grant: NonAllocatedGrant = {
+      mode: 'post',
+      organizationId: organizationId.toLowerCase(),
+      nonce: nonce.toLowerCase(),
+      expiresAt: Number(expires),
+    };
+    return accept(this.signer.verify(grant, typeof signature === 'string' ? signature : undefined));
+  }
+
+  /** Streams `source` through `meter` into the store; rejects with the rule the body broke, if any. */
+  private async streamInto(source: Readable, meter: UploadMeter, objectKey: string, size?: number): Promise<void> {
+    const onClose = () => {
+      if (!(source as IncomingMessage).complete) meter.abort(new Error('The client closed the connection mid-upload'));
+    };
+    const onError = (error: Error) => meter.abort(error);
+    source.once('close', onClose);
+    source.once('error', onError);
+    source.pipe(meter);
+    try {
+      await this.store.put(objectKey, meter, size);
+    } catch (error) {
+      // Let the rest of the body drain so that a client still sending can read the error response.
+      source.unpipe(meter);
+      source.resume();
+      throw meter.failure ?? error;
+    } finally {
+      source.off('close', onClose);
+      source.off('error', onError);
+    }
+  }
+
+  /**
+   * Parses the multipart body as it arrives; the file part streams straight into the store. Resolves once
+   * the whole body is read and the file is committed, or rejects with the first rule broken (after the
+   * store has given up on the file, so the caller can remove whatever it left).
+   */
+  private receiveForm(request: IncomingMessage, objectKey: string): Promise<ReceivedForm> {
+    return new Promise<ReceivedForm>((resolve, reject) => {
+      const form: ReceivedForm = {};
+      let parser: busboy.Busboy;
+      try {
+        parser = busboy({ headers: request.headers, limits: { files: 1, fields: 1, fieldSize: 64 * 1024 } });
+      } catch {
+        return reject(StorageErrors.validation('The multipart body has no valid boundary'));
+      }
+      let upload: Promise<void> = Promise.resolve();
+      let meter: UploadMeter | null = null;
+      let failure: Error | null = null;
+      let finished = false;
+      const finish = () => {
+        if (finished) return;
+        finished = true;
+        request.off('close', onClose);
+        void upload.then(() => (failure ? reject(failure) : resolve(form)));
+      };
+      const fail = (error: Error) => {
+        if (failure) return;
+        failure = error;
+        meter?.abort(error);
+        request.unpipe(parser);
+        request.resume();
+        finish();
+      };
+      const onClose = () => {
+        if (!request.complete) fail(new Error('The client closed the connection mid-upload'));
+      };
+
+      parser.on('file', (name, stream, info) => {
+        if (name !== 'file') {
+          stream.resume();
+          return fail(StorageErrors.validation(`Unexpected file field "${name}": the file goes in the field named "file"`));
+        }
+        const fileMeter = new UploadMeter({ maxBytes: this.config.storage.maxUploadBytes, limitReason: 'MAX_UPLOAD_BYTES' });
+        meter = fileMeter;
+        upload = this.streamInto(stream, fileMeter, objectKey).then(
+          () => {
+            form.file = { mimeType: info.mimeType, bytes: fileMeter.bytes, checksum: fileMeter.checksum() };
+          },
+          (error: Error) => {
+            stream.resume();
+            fail(error);
+          },
+        );
+      });
+      parser.on('field', (name, value, info) => {
+        if (name === 'file') return fail(StorageErrors.validation('file must be sent as a file part (with a filename), not as a text field'));
+        if (name !== 'metadata') return fail(StorageErrors.validation(`Unexpected field "${name}": only "file" and "metadata" are accepted`));
+        if (info.valueTruncated) return fail(StorageErrors.validation('metadata must be at most 2048 bytes in total'));
+        form.metadata = value;
+      });
+      parser.on('filesLimit', () => fail(StorageErrors.validation('Only one file may be uploaded per URL')));
+      parser.on('fieldsLimit', () => fail(StorageErrors.validation('Only one metadata field is accepted')));
+      parser.on('error', (error: Error) => fail(StorageErrors.validation(`Malformed multipart body: ${error.message}`)));
+      parser.on('close', finish);
+      request.on('close', onClose);
+      request.pipe(parser);
+    });
+  }
+
+  /** Removes bytes that will not get a row; if this fails, the sweeper's orphan pass removes them. */
+  private async discard(objectKey: string): Promise<void> {
+    await this.store.delete(objectKey).catch((error: Error) => this.logger.warn(`left ${objectKey} for the sweeper: ${error.message}`));
+  }
+}
+
+interface ReceivedForm {
+  file?: { mimeType: string; bytes: number; checksum: string };
+  metadata?: string;
+}
+
+function accept<G extends PreallocatedGrant | NonAllocatedGrant>(result: VerifyResult<G>): G {
+  if (result.ok) return result.grant;
+  throw StorageErrors.uploadUrlInvalid(
+    result.reason === 'expired' ? 'it has expired; request a new signed URL' : 'the signature does not match',
+  );
+}
+
+function contentLength(request: IncomingMessage): number | null {
+  const header = request.headers['content-length'];
+  return header !== undefined && /^\d+$/.test(header) ? Number(header) : null;
+}

@@ -10,8 +10,10 @@ export function describeValidationErrors(errors: ValidationError[], parentPath =
   const path = parentPath ? `${parentPath}.${first.property}` : first.property;
   const constraints = Object.values(first.constraints ?? {});
   if (constraints.length > 0) {
-    // class-validator starts its messages with the property name; qualify it for nested fields.
-    const message = constraints[0];
+    // Decorators run bottom-up, so the last failure is the top-most rule as written (the basic type check
+    // before length or pattern). class-validator starts its messages with the property name; qualify it
+    // for nested fields.
+    const message = constraints[constraints.length - 1];
     return parentPath && message.startsWith(first.property) ? `${parentPath}.${message}` : message;
   }
   return describeValidationErrors(first.children ?? [], path);
@@ -22,7 +24,6 @@ export function createValidationPipe(): ValidationPipe {
     whitelist: true,
     forbidNonWhitelisted: true,
     transform: true,
-    stopAtFirstError: true,
     exceptionFactory: (errors) => new BadRequestException(describeValidationErrors(errors)),
   });
 }

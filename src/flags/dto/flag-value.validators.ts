@@ -28,8 +28,8 @@ export function SentWith(sibling: string, options?: ValidationOptions) {
       constraints: [sibling],
       options: { message: 'type and value must be sent together', ...options },
       validator: {
-        validate: (_value: unknown, args: ValidationArguments) =>
-          (args.object as Record<string, unknown>)[sibling] !== undefined,
+        validate: (value: unknown, args: ValidationArguments) =>
+          value !== undefined && (args.object as Record<string, unknown>)[sibling] !== undefined,
       },
     });
 }

@@ -13,6 +13,7 @@ import { ApiStorageErrors } from './storage-openapi';
 import { StorageErrors } from './storage.errors';
 import { StorageService } from './storage.service';
 
+// RequirePermission sits last on each route so that these, applied after it, give its 401/403 the error schema.
 const AUTH_ERRORS: Array<[HttpStatus, string?]> = [
   [HttpStatus.UNAUTHORIZED],
   [HttpStatus.FORBIDDEN, 'FORBIDDEN: the API key lacks the permission'],
@@ -25,7 +26,6 @@ export class StorageController {
   constructor(private readonly storage: StorageService) {}
 
   @Get('signed-url')
-  @RequirePermission(Permission.STORAGE_WRITE)
   @ApiOperation({
     summary: 'Get a single-use upload URL (15 minutes)',
     description:
@@ -38,43 +38,43 @@ export class StorageController {
     ...AUTH_ERRORS,
     [HttpStatus.PAYLOAD_TOO_LARGE, 'PAYLOAD_TOO_LARGE: size is above MAX_UPLOAD_BYTES'],
   )
+  @RequirePermission(Permission.STORAGE_WRITE)
   createSignedUrl(@CurrentPrincipal() principal: Principal, @Query() query: SignedUrlQueryDto): Promise<SignedUrlDto> {
     return this.storage.createSignedUrl(principal.organizationId, query);
   }
 
   @Get('items')
-  @RequirePermission(Permission.STORAGE_READ)
   @ApiOperation({ summary: "List the organization's files, newest first (pending ones included)" })
   @ApiOkResponse({ type: StorageItemPageDto })
   @ApiStorageErrors([HttpStatus.BAD_REQUEST, 'VALIDATION_ERROR: page, limit or kind out of range'], ...AUTH_ERRORS)
+  @RequirePermission(Permission.STORAGE_READ)
   listItems(@CurrentPrincipal() principal: Principal, @Query() query: ListItemsQueryDto): Promise<StorageItemPageDto> {
     return this.storage.listItems(principal.organizationId, query);
   }
 
   @Get()
-  @RequirePermission(Permission.STORAGE_READ)
   @ApiOperation({ summary: 'Storage statistics: allocation, use, overage and a per-kind breakdown of complete files' })
   @ApiOkResponse({ type: StorageStatsDto })
   @ApiStorageErrors(...AUTH_ERRORS)
+  @RequirePermission(Permission.STORAGE_READ)
   statistics(@CurrentPrincipal() principal: Principal): Promise<StorageStatsDto> {
     return this.storage.statistics(principal.organizationId);
   }
 
   // Declared before DELETE :fileId so that the literal path wins over the parameter.
   @Delete('purge')
-  @RequirePermission(Permission.STORAGE_WRITE)
   @ApiOperation({
     summary: 'Delete every file matching the filters (kind, before, after combine); irreversible unless dryRun',
   })
   @ApiBody({ type: PurgeDto, required: false })
   @ApiOkResponse({ type: PurgeResultDto })
   @ApiStorageErrors([HttpStatus.BAD_REQUEST, 'VALIDATION_ERROR: bad kind, date or dryRun'], ...AUTH_ERRORS)
+  @RequirePermission(Permission.STORAGE_WRITE)
   purge(@CurrentPrincipal() principal: Principal, @Body() dto: PurgeDto): Promise<PurgeResultDto> {
     return this.storage.purge(principal.organizationId, dto);
   }
 
   @Delete(':fileId')
-  @RequirePermission(Permission.STORAGE_WRITE)
   @ApiOperation({ summary: 'Delete one file; its CDN URL answers 404 at once. Irreversible.' })
   @ApiOkResponse({ type: MessageDto })
   @ApiStorageErrors(
@@ -82,6 +82,7 @@ export class StorageController {
     ...AUTH_ERRORS,
     [HttpStatus.NOT_FOUND, 'NOT_FOUND: no such file in this organization'],
   )
+  @RequirePermission(Permission.STORAGE_WRITE)
   deleteItem(
     @CurrentPrincipal() principal: Principal,
     @UuidParam('fileId', StorageErrors.invalidUuid) fileId: string,

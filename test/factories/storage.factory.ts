@@ -144,15 +144,17 @@ export interface RawUpload {
 }
 
 /** A PUT whose body the test sends piece by piece, to interleave it with other requests. */
-export function rawPut(t: TestApp, url: string, contentType: string, contentLength: number): RawUpload {
-  const address = t.http.address() as { port: number };
-  const outgoing = httpRequest({
-    host: '127.0.0.1',
-    port: address.port,
-    method: 'PUT',
-    path: pathOf(url),
-    headers: { 'Content-Type': contentType, 'Content-Length': String(contentLength) },
+export function rawPut(t: TestApp, url: string, contentType: string, contentLength: number | null): RawUpload {
+  return rawRequest(t, 'PUT', url, {
+    'Content-Type': contentType,
+    ...(contentLength === null ? {} : { 'Content-Length': String(contentLength) }),
   });
+}
+
+/** Without Content-Length the body goes chunked, so only the bytes themselves tell the server the size. */
+export function rawRequest(t: TestApp, method: string, url: string, headers: Record<string, string>): RawUpload {
+  const address = t.http.address() as { port: number };
+  const outgoing = httpRequest({ host: '127.0.0.1', port: address.port, method, path: pathOf(url), headers });
   const response = new Promise<{ status: number; body: unknown }>((resolve, reject) => {
     outgoing.on('response', (incoming) => {
       const chunks: Buffer[] = [];

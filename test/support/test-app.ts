@@ -28,7 +28,10 @@ export interface TestApp {
  * Boots the real application module on a fresh clone of the migrated template database.
  * `env` overrides configuration exactly as environment variables would.
  */
-export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function createTestApp(
+  env: Record<string, string> = {},
+  options: { leanConfigPoll?: boolean } = {},
+): Promise<TestApp> {
   const adminUrl = process.env.TEST_PG_ADMIN_URL!;
   const database = `flagstore_test_${randomBytes(6).toString('hex')}`;
   await withAdminClient(adminUrl, (client) =>
@@ -42,7 +45,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
 
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config, databaseUrl)] }).compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: ['error', 'warn'] });
-  configureApp(app, config);
+  configureApp(app, config, options);
   await app.init();
   await app.listen(port, '127.0.0.1');
   const db = new Client({ connectionString: databaseUrl });

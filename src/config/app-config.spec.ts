@@ -1,0 +1,49 @@
+import { ConfigValidationError, loadConfig } from './app-config';
+
+describe('loadConfig', () => {
+  it('has working defaults for an empty environment', () => {
+    const config = loadConfig({});
+    expect(config.http).toEqual({ port: 3000, host: '0.0.0.0' });
+    expect(config.urls).toEqual({
+      publicUrl: 'http://localhost:3000',
+      baseUrl: 'http://localhost:3000/v1',
+      uploadUrl: 'http://localhost:3000/upload',
+      cdnUrl: 'http://localhost:3000',
+    });
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.adminToken).toBeUndefined();
+    expect(config.s3).toBeUndefined();
+    expect(config.configRateLimitPerMinute).toBe(1200);
+    expect(config.storage).toEqual({ defaultAllocationBytes: 1024 ** 3, maxUploadBytes: 100 * 1024 ** 2 });
+  });
+
+  it('derives URLs from PUBLIC_URL and CDN_URL', () => {
+    const config = loadConfig({ PUBLIC_URL: 'https://flags.example.com/', CDN_URL: 'https://cdn.example.com' });
+    expect(config.urls.baseUrl).toBe('https://flags.example.com/v1');
+    expect(config.urls.uploadUrl).toBe('https://flags.example.com/upload');
+    expect(config.urls.cdnUrl).toBe('https://cdn.example.com');
+  });
+
+  it.each([
+    [{ PORT: 'eighty' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ CONFIG_RATE_LIMIT_PER_MINUTE: '0' }, 'CONFIG_RATE_LIMIT_PER_MINUTE'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL'],
+    [{ PUBLIC_URL: 'ftp://x' }, 'PUBLIC_URL'],
+    [{ REDIS_URL: 'http://x' }, 'REDIS_URL'],
+    [{ ADMIN_TOKEN: 'short' }, 'ADMIN_TOKEN'],
+    [{ MAX_UPLOAD_BYTES: '-1' }, 'MAX_UPLOAD_BYTES'],
+    [{ S3_ENDPOINT: 'http://127.0.0.1:9000' }, 'S3_ACCESS_KEY'],
+    [{ S3_REGION: 'eu-west-1' }, 'S3_REGION'],
+    [{ S3_ENDPOINT: 'http://h', S3_ACCESS_KEY: 'a', S3_SECRET_KEY: 'b', S3_BUCKET: 'Bad_Bucket' }, 'S3_BUCKET'],
+  ])('rejects %j naming %s', (env, variable) => {
+    expect(() => loadConfig(env)).toThrow(ConfigValidationError);
+    expect(() => loadConfig(env)).toThrow(new RegExp(`^Invalid configuration: ${variable} `));
+  });
+
+  it('takes a complete S3 configuration, defaulting the region', () => {
+    const config = loadConfig({ S3_ENDPOINT: 'http://127.0.0.1:9000', S3_ACCESS_KEY: 'a', S3_SECRET_KEY: 'b', S3_BUCKET: 'files' });
+    expect(config.s3).toEqual({ endPoint: 'http://127.0.0.1:9000', accessKey: 'a', secretKey: 'b', bucket: 'files', region: 'us-east-1' });
+  });
+});

@@ -1,0 +1,159 @@
+import request from 'supertest';
+import { configEtag } from '../../src/flag-config/config-payload';
+import { Permission } from '../../src/organizations/permission';
+import { api, createFlag } from '../factories/flags.factory';
+import { bearer, createApiKey, createOrganization, subscribe, TestOrganization } from '../factories/organizations.factory';
+import { createTestApp, TestApp } from '../support/test-app';
+
+// The poll is served in front of Express in production; the Nest route documents it and must behave
+// identically, so the whole contract runs against both.
+describe.each([
+  ['the lean poll path', true],
+  ['the Nest route', false],
+])('GET /flags/config through %s', (_path, leanConfigPoll) => {
+  let t: TestApp;
+  let org: TestOrganization;
+
+  beforeAll(async () => {
+    t = await createTestApp({}, { leanConfigPoll });
+  });
+  afterAll(() => t.close());
+  beforeEach(async () => {
+    org = await createOrganization(t);
+    await subscribe(t, org.id);
+  });
+
+  const poll = (key: string, etag?: string) => {
+    const call = request(t.http).get('/v1/flags/config').set(bearer(key));
+    return etag === undefined ? call : call.set('If-None-Match', etag);
+  };
+
+  it('serves every non-archived flag, ordered by key, with a weak ETag', async () => {
+    await createFlag(t, org.key, { key: 'zeta', type: 'number', value: 7 });
+    await createFlag(t, org.key, { key: 'alpha', type: 'json', value: { tiers: [1, 2] }, runtime: 'server' });
+    await createFlag(t, org.key, { key: 'b_2', type: 'string', value: 'hi' });
+    const archived = await createFlag(t, org.key, { key: 'archived-one' });
+    await api(t, org.key).patch(`/flags/${archived.id}`).send({ archived: true }).expect(200);
+
+    const response = await poll(org.key).expect(200);
+    expect(response.headers['content-type']).toMatch(/^application\/json/);
+    expect(response.headers['cache-control']).toBe('no-cache, must-revalidate');
+    expect(response.headers.etag).toBe(`W/"${response.body.etag}"`);
+    expect(response.body).toEqual({
+      etag: expect.stringMatching(/^[A-Za-z0-9_-]+$/),
+      generatedAt: expect.any(String),
+      pollIntervalSeconds: 20,
+      flags: [
+        { key: 'alpha', type: 'json', value: { tiers: [1, 2] }, runtime: 'server' },
+        { key: 'b_2', type: 'string', value: 'hi', runtime: 'shared' },
+        { key: 'zeta', type: 'number', value: 7, runtime: 'shared' },
+      ],
+    });
+    expect(Number.isNaN(Date.parse(response.body.generatedAt))).toBe(false);
+    // The validator is a hash of the flags alone: recomputing it from the payload gives the same value.
+    expect(response.body.etag).toBe(configEtag(response.body.flags));
+  });
+
+  it('serves an empty payload to an organization without flags', async () => {
+    const response = await poll(org.key).expect(200);
+    expect(response.body.flags).toEqual([]);
+  });
+
+  it.each([
+    ['W/"<etag>"', (etag: string) => `W/"${etag}"`],
+    ['"<etag>"', (etag: string) => `"${etag}"`],
+    ['the bare hash', (etag: string) => etag],
+    ['a list containing it', (etag: string) => `"stale", W/"${etag}" , other`],
+    ['*', () => '*'],
+  ])('answers 304 with an empty body when If-None-Match is %s', async (_form, header) => {
+    await createFlag(t, org.key, { key: 'k' });
+    const first = await poll(org.key).expect(200);
+    const response = await poll(org.key, header(first.body.etag)).expect(304);
+    expect(response.text).toBe('');
+    expect(response.headers.etag).toBe(first.headers.etag);
+    expect(response.headers['cache-control']).toBe('no-cache, must-revalidate');
+  });
+
+  it('answers 200 to a stale validator', async () => {
+    await createFlag(t, org.key, { key: 'k' });
+    await poll(org.key, 'W/"not-the-current-one"').expect(200);
+  });
+
+  it('shows every edit on the very next poll, and keeps the ETag when nothing changed', async () => {
+    const flag = await createFlag(t, org.key, { key: 'k' });
+    const first = await poll(org.key).expect(200);
+    await api(t, org.key).patch(`/flags/${flag.id}`).send({ name: 'only the name' }).expect(200);
+    const renamed = await poll(org.key, first.headers.etag).expect(304);
+    expect(renamed.headers.etag).toBe(first.headers.etag);
+
+    await api(t, org.key).patch(`/flags/${flag.id}`).send({ type: 'boolean', value: false }).expect(200);
+    const changed = await poll(org.key, first.headers.etag).expect(200);
+    expect(changed.body.flags).toEqual([{ key: 'k', type: 'boolean', value: false, runtime: 'shared' }]);
+    expect(changed.body.etag).not.toBe(first.body.etag);
+
+    await api(t, org.key).patch(`/flags/${flag.id}`).send({ runtime: 'server' }).expect(200);
+    expect((await poll(org.key).expect(200)).body.flags[0].runtime).toBe('server');
+
+    await api(t, org.key).patch(`/flags/${flag.id}`).send({ archived: true }).expect(200);
+    expect((await poll(org.key).expect(200)).body.flags).toEqual([]);
+
+    await api(t, org.key).patch(`/flags/${flag.id}`).send({ archived: false }).expect(200);
+    expect((await poll(org.key).expect(200)).body.flags).toHaveLength(1);
+
+    await api(t, org.key).delete(`/flags/${flag.id}`).expect(204);
+    const deleted = await poll(org.key).expect(200);
+    expect(deleted.body.flags).toEqual([]);
+
+    await createFlag(t, org.key, { key: 'k', type: 'boolean', value: false });
+    const recreated = await poll(org.key).expect(200);
+    expect(recreated.body.etag).toBe(changed.body.etag);
+  });
+
+  it("never shows another organization's flags", async () => {
+    const other = await createOrganization(t);
+    await createFlag(t, other.key, { key: 'theirs' });
+    await createFlag(t, org.key, { key: 'mine' });
+    const response = await poll(org.key).expect(200);
+    expect(response.body.flags.map((flag: { key: string }) => flag.key)).toEqual(['mine']);
+  });
+
+  it('answers 401 without a valid key and 403 without FLAGS_READ', async () => {
+    const missing = await request(t.http).get('/v1/flags/config').expect(401);
+    expect(missing.body).toEqual({ statusCode: 401, error: 'UNAUTHORIZED', message: 'Missing or invalid API key' });
+    await poll('fsk_not-a-key').expect(401);
+    const writer = await createApiKey(t, org.id, [Permission.FLAGS_WRITE, Permission.STORAGE_READ]);
+    const forbidden = await poll(writer.key).expect(403);
+    expect(forbidden.body).toEqual({ statusCode: 403, error: 'FORBIDDEN', message: 'The API key lacks the FLAGS_READ permission' });
+  });
+});
+
+describe.each([
+  ['the lean poll path', true],
+  ['the Nest route', false],
+])('GET /flags/config rate limit through %s', (_path, leanConfigPoll) => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ CONFIG_RATE_LIMIT_PER_MINUTE: '3' }, { leanConfigPoll });
+  });
+  afterAll(() => t.close());
+
+  it('answers 429 with Retry-After past the limit, counting per API key', async () => {
+    const org = await createOrganization(t);
+    const server = await createApiKey(t, org.id, [Permission.FLAGS_READ]);
+    const poll = (key: string) => request(t.http).get('/v1/flags/config').set(bearer(key));
+    await poll(server.key).expect(200);
+    const first = await poll(server.key).expect(200);
+    await poll(server.key).set('If-None-Match', first.headers.etag).expect(304);
+    const limited = await poll(server.key).expect(429);
+    expect(limited.body).toEqual({ statusCode: 429, error: 'RATE_LIMITED', message: expect.stringMatching(/at most 3 config requests per minute/) });
+    const retryAfter = Number(limited.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    // Another key of the same organization has its own budget; other endpoints are not limited.
+    await poll(org.key).expect(200);
+    await request(t.http).get('/v1/flags/quota').set(bearer(server.key)).expect(200);
+    // Authentication comes first: an unauthenticated request is a 401, never a 429.
+    await request(t.http).get('/v1/flags/config').expect(401);
+  });
+});

@@ -1,0 +1,110 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const ROOT = resolve(__dirname, '..', '..');
+const MAIN = join(ROOT, 'src', 'main.ts');
+
+interface Running {
+  process: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Runs src/main.ts as `npm start` would run dist/main.js, with only the given environment. */
+function start(env: Record<string, string>): Running {
+  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', MAIN], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  return { process: child, output: () => output, exited };
+}
+
+async function waitForHealth(port: number, running: Running, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (running.process.exitCode !== null) throw new Error(`service exited:\n${running.output()}`);
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/health`);
+      if (response.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((done) => setTimeout(done, 200));
+  }
+  throw new Error(`service did not become healthy:\n${running.output()}`);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((done, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => done(port));
+    });
+  });
+}
+
+describe('booting the service', () => {
+  let dataDir: string;
+
+  beforeAll(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'flagstore-boot-'));
+  });
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it.each([
+    [{ PORT: 'eighty' }, 'PORT'],
+    [{ DATABASE_URL: 'mysql://nope' }, 'DATABASE_URL'],
+    [{ S3_BUCKET: 'files' }, 'S3_ENDPOINT'],
+  ])('stops on bad configuration %j with a message naming %s', async (env, variable) => {
+    const running = start({ DATA_DIR: dataDir, ...env });
+    expect(await running.exited).toBe(1);
+    expect(running.output()).toMatch(new RegExp(`Invalid configuration: ${variable} `));
+  });
+
+  it('serves with an embedded PostgreSQL, reuses it, and recovers after being killed', async () => {
+    const port = await freePort();
+    const env = { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', ADMIN_TOKEN: 'boot-test-admin-token' };
+
+    const first = start(env);
+    await waitForHealth(port, first);
+    const created = await fetch(`http://127.0.0.1:${port}/v1/admin/organizations`, {
+      method: 'POST',
+      headers: { Authorization: 'Bearer boot-test-admin-token', 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'Persisted' }),
+    });
+    expect(created.status).toBe(201);
+    const organization = (await created.json()) as { id: string };
+
+    // A SIGKILL leaves the embedded server running with its postmaster.pid.
+    first.process.kill('SIGKILL');
+    await first.exited;
+    expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(true);
+
+    const second = start(env);
+    try {
+      await waitForHealth(port, second);
+      const reused = await fetch(`http://127.0.0.1:${port}/v1/admin/organizations/${organization.id}`, {
+        method: 'PATCH',
+        headers: { Authorization: 'Bearer boot-test-admin-token', 'Content-Type': 'application/json' },
+        body: JSON.stringify({ storageAllocation: 1 }),
+      });
+      expect(reused.status).toBe(200);
+      expect(second.output()).toMatch(/orphaned PostgreSQL|stale/);
+    } finally {
+      second.process.kill('SIGTERM');
+      expect(await second.exited).toBe(0);
+    }
+    // A clean shutdown stops the embedded server too.
+    expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+  });
+});

@@ -30,18 +30,24 @@ export interface TestApp {
  */
 export async function createTestApp(
   env: Record<string, string> = {},
-  options: { leanConfigPoll?: boolean } = {},
+  options: { leanConfigPoll?: boolean; sameDatabaseAs?: TestApp } = {},
 ): Promise<TestApp> {
   const adminUrl = process.env.TEST_PG_ADMIN_URL!;
   const database = `flagstore_test_${randomBytes(6).toString('hex')}`;
-  await withAdminClient(adminUrl, (client) =>
-    client.query(`CREATE DATABASE "${database}" TEMPLATE "${process.env.TEST_PG_TEMPLATE}"`),
-  );
-  const databaseUrl = databaseUrlFor(adminUrl, database);
+  // A second instance of the same deployment shares the first one's database (and drops nothing).
+  const shared = options.sameDatabaseAs;
+  if (!shared) {
+    await withAdminClient(adminUrl, (client) =>
+      client.query(`CREATE DATABASE "${database}" TEMPLATE "${process.env.TEST_PG_TEMPLATE}"`),
+    );
+  }
+  const databaseUrl = shared?.databaseUrl ?? databaseUrlFor(adminUrl, database);
   const dataDir = mkdtempSync(join(tmpdir(), 'flagstore-test-data-'));
   // A real port known up front, so that PUBLIC_URL (and with it signed URLs and mediaUrl) points at this app.
   const port = await freePort();
-  const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN: TEST_ADMIN_TOKEN, PORT: String(port), ...env });
+  // REDIS_URL from the environment (CI's second run) puts every test app on the shared rate limiter and bus.
+  const redis = process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {};
+  const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN: TEST_ADMIN_TOKEN, PORT: String(port), ...redis, ...env });
 
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config, databaseUrl)] }).compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: ['error', 'warn'] });
@@ -60,7 +66,9 @@ export async function createTestApp(
     close: async () => {
       await db.end();
       await app.close();
-      await withAdminClient(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`));
+      if (!shared) {
+        await withAdminClient(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`));
+      }
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

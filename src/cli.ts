@@ -182,28 +182,30 @@ async function main(argv: string[]): Promise<number> {
 
   const logger = new StderrLogger();
   Logger.overrideLogger(logger);
+  let result: unknown;
   const database = await openDatabase(config);
   try {
     if (!call) {
-      writeResult({ applied: appliedMigrations(database, logger) });
-      return 0;
-    }
-    const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, database.url), {
-      logger,
-      abortOnError: false,
-    });
-    try {
-      // Each call gets its own context, as an HTTP request does, so @Transactional behaves identically.
-      const service = app.get(OrganizationsService);
-      const result = await app.get(ClsService).run(() => call(service));
-      writeResult(result);
-      return 0;
-    } finally {
-      await app.close();
+      result = { applied: appliedMigrations(database, logger) };
+    } else {
+      const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, database.url), {
+        logger,
+        abortOnError: false,
+      });
+      try {
+        // Each call gets its own context, as an HTTP request does, so @Transactional behaves identically.
+        const service = app.get(OrganizationsService);
+        result = await app.get(ClsService).run(() => call(service));
+      } finally {
+        await app.close();
+      }
     }
   } finally {
     await database.close();
   }
+  // Printed once everything is closed, so a successful exit and the printed result always go together.
+  writeResult(result);
+  return 0;
 }
 
 function parseFlags(commandName: string, command: CommandSpec, args: string[]): Required<Flags> | 'help' {

@@ -161,8 +161,9 @@ export class UploadService {
 
   /** Streams `source` through `meter` into the store; rejects with the rule the body broke, if any. */
   private async streamInto(source: Readable, meter: UploadMeter, objectKey: string, size?: number): Promise<void> {
+    // Closed before its end: the client went away (a request) or the multipart parser gave up (a file part).
     const onClose = () => {
-      if (!(source as IncomingMessage).complete) meter.abort(new Error('The client closed the connection mid-upload'));
+      if (!source.readableEnded) meter.abort(new Error('The client closed the connection mid-upload'));
     };
     const onError = (error: Error) => meter.abort(error);
     source.once('close', onClose);

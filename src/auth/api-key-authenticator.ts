@@ -7,7 +7,6 @@ import { Principal } from './principal';
 
 interface CacheEntry {
   principal: Principal;
-  keyHash: string;
   expiresAt: number;
 }
 
@@ -72,7 +71,7 @@ export class ApiKeyAuthenticator {
       this.hashByKeyId.delete(this.byHash.get(oldest)!.principal.keyId);
       this.byHash.delete(oldest);
     }
-    this.byHash.set(keyHash, { principal, keyHash, expiresAt: Date.now() + ApiKeyAuthenticator.CACHE_TTL_MS });
+    this.byHash.set(keyHash, { principal, expiresAt: Date.now() + ApiKeyAuthenticator.CACHE_TTL_MS });
     this.hashByKeyId.set(principal.keyId, keyHash);
   }
 }

@@ -333,8 +333,9 @@ function formatConfigPollReport(summary) {
   );
   if (generatorBound) {
     lines.push(
-      'note: a server below ~90% CPU was not saturated: the load generator (one core) capped its req/s, so the req/s',
-      '      ratio understates the gap; the CPU-per-request ratio above is the fairer comparison of the two servers.',
+      'note: a server below ~90% CPU was not saturated: the one-core load generator (or another process on the',
+      '      machine) capped its req/s, which pulls the req/s ratio towards 1; the CPU-per-request ratio above',
+      '      compares the two servers regardless of what capped the load.',
     );
   }
   if (!summary.allValid) lines.push('', '!!! Some runs answered other statuses than expected: the figures above are not a valid measurement.');

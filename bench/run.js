@@ -189,9 +189,9 @@ async function main() {
     if (existsSync(storageBench)) {
       try {
         const { runStorageBench } = require(storageBench);
+        process.stdout.write('== Storage ==\n');
         const result = await runStorageBench({ baseUrl, adminToken, serverPid: service.pid, log, dataDir, tmpDir, pin });
         measured = true;
-        process.stdout.write('== Storage ==\n');
         process.stdout.write(`${typeof result === 'string' ? result : JSON.stringify(result, null, 2)}\n\n`);
       } catch (error) {
         process.stdout.write(`\n!!! STORAGE BENCHMARK FAILED: ${error.stack || error.message}\n\n`);

@@ -61,7 +61,7 @@ export class StorageSweeper implements OnApplicationBootstrap, OnApplicationShut
     const staleClaim = new Date(now.getTime() - STALE_CLAIM_MS);
     for (;;) {
       const keys = await this.items.deleteExpiredPending(now, staleClaim, BATCH);
-      for (const key of keys) await this.store.delete(key);
+      for (const key of keys) await this.deleteObject(key);
       report.expiredItems += keys.length;
       if (keys.length < BATCH) break;
     }
@@ -74,10 +74,7 @@ export class StorageSweeper implements OnApplicationBootstrap, OnApplicationShut
       const existing = await this.items.existingItemIds(ids);
       for (const key of candidates) {
         const id = itemIdOfKey(key);
-        if (id !== null && !existing.has(id)) {
-          await this.store.delete(key);
-          report.orphanObjects += 1;
-        }
+        if (id !== null && !existing.has(id) && (await this.deleteObject(key))) report.orphanObjects += 1;
       }
       candidates = [];
     };
@@ -91,5 +88,16 @@ export class StorageSweeper implements OnApplicationBootstrap, OnApplicationShut
     report.temporaryFiles = await this.store.sweepTemporary(orphanBefore);
     if (Object.values(report).some((count) => count > 0)) this.logger.log(`swept ${JSON.stringify(report)}`);
     return report;
+  }
+
+  /** One object failing to delete must not stop the sweep; without its row it is an orphan next time. */
+  private async deleteObject(key: string): Promise<boolean> {
+    try {
+      await this.store.delete(key);
+      return true;
+    } catch (error) {
+      this.logger.warn(`could not delete ${key}, will retry on the next sweep: ${(error as Error).message}`);
+      return false;
+    }
   }
 }

@@ -34,6 +34,9 @@ export const StorageErrors = {
       StorageErrorCode.NOT_FOUND,
       `Storage item ${itemId} no longer exists (deleted or purged); request a new signed URL`,
     ),
+  /** Nobody reads this answer (the client is gone); it keeps an ordinary abort out of the 500 log. */
+  uploadAborted: () =>
+    new DomainError(HttpStatus.BAD_REQUEST, StorageErrorCode.VALIDATION_ERROR, 'The client closed the connection mid-upload'),
   tooLarge: (limit: number, reason: string) =>
     new DomainError(
       HttpStatus.PAYLOAD_TOO_LARGE,

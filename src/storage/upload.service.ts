@@ -163,9 +163,9 @@ export class UploadService {
   private async streamInto(source: Readable, meter: UploadMeter, objectKey: string, size?: number): Promise<void> {
     // Closed before its end: the client went away (a request) or the multipart parser gave up (a file part).
     const onClose = () => {
-      if (!source.readableEnded) meter.abort(new Error('The client closed the connection mid-upload'));
+      if (!source.readableEnded) meter.abort(StorageErrors.uploadAborted());
     };
-    const onError = (error: Error) => meter.abort(error);
+    const onError = () => meter.abort(StorageErrors.uploadAborted());
     source.once('close', onClose);
     source.once('error', onError);
     source.pipe(meter);
@@ -215,10 +215,12 @@ export class UploadService {
         finish();
       };
       const onClose = () => {
-        if (!request.complete) fail(new Error('The client closed the connection mid-upload'));
+        if (!request.complete) fail(StorageErrors.uploadAborted());
       };
 
       parser.on('file', (name, stream, info) => {
+        // Parts the parser had buffered can still surface after a failure; they must not start a store write.
+        if (failure) return stream.resume();
         if (name !== 'file') {
           stream.resume();
           return fail(StorageErrors.validation(`Unexpected file field "${name}": the file goes in the field named "file"`));
@@ -236,6 +238,7 @@ export class UploadService {
         );
       });
       parser.on('field', (name, value, info) => {
+        if (failure) return;
         if (name === 'file') return fail(StorageErrors.validation('file must be sent as a file part (with a filename), not as a text field'));
         if (name !== 'metadata') return fail(StorageErrors.validation(`Unexpected field "${name}": only "file" and "metadata" are accepted`));
         if (info.valueTruncated) return fail(StorageErrors.validation('metadata must be at most 2048 bytes in total'));

@@ -1,5 +1,4 @@
 import 'reflect-metadata';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { HttpException, Logger, LoggerService } from '@nestjs/common';
@@ -12,7 +11,8 @@ import { DomainError } from './common/domain-error';
 import { codeForStatus } from './common/filters/error-body';
 import { describeValidationErrors } from './common/validation';
 import { AppConfig, ConfigValidationError, loadConfig } from './config/app-config';
-import { openDatabase, OpenDatabase } from './database/open-database';
+import { runningPostmaster } from './database/embedded-postgres';
+import { openDatabase } from './database/open-database';
 import {
   CreateApiKeyDto,
   CreateOrganizationDto,
@@ -138,12 +138,8 @@ class CliError extends Error {
  * so warnings and errors go to stderr and progress messages are kept only where the CLI needs them.
  */
 class StderrLogger implements LoggerService {
-  readonly appliedMigrations: string[] = [];
-
-  log(message: unknown, context?: string): void {
-    const text = String(message);
-    const applied = /^Applied migrations: (.*)$/.exec(text);
-    if (context === 'Database' && applied) this.appliedMigrations.push(...applied[1].split(', ').filter(Boolean));
+  log(): void {
+    // Progress messages would only add noise to a one-shot command.
   }
   error(message: unknown, ...rest: unknown[]): void {
     process.stderr.write(`[error] ${[message, ...rest].filter((part) => part !== undefined).join(' ')}\n`);
@@ -178,7 +174,7 @@ async function main(argv: string[]): Promise<number> {
     if (error instanceof ConfigValidationError) throw new CliError('CONFIG_ERROR', error.message);
     throw error;
   }
-  if (!config.databaseUrl) assertClusterNotInUse(config.dataDir);
+  if (!config.databaseUrl) await assertClusterNotInUse(config.dataDir);
 
   const logger = new StderrLogger();
   Logger.overrideLogger(logger);
@@ -186,14 +182,14 @@ async function main(argv: string[]): Promise<number> {
   const database = await openDatabase(config);
   try {
     if (!call) {
-      result = { applied: appliedMigrations(database, logger) };
+      result = { applied: database.applied };
     } else {
       const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, database.url), {
         logger,
         abortOnError: false,
       });
       try {
-        // Each call gets its own context, as an HTTP request does, so @Transactional behaves identically.
+        // Each call gets its own context, as an HTTP request does, so transactions behave identically.
         const service = app.get(OrganizationsService);
         result = await app.get(ClsService).run(() => call(service));
       } finally {
@@ -246,7 +242,7 @@ function parseFlags(commandName: string, command: CommandSpec, args: string[]): 
 /** The DTO the admin API would receive, validated with the same options as its ValidationPipe. */
 async function validated<T extends object>(type: ClassConstructor<T>, plain: Record<string, unknown>): Promise<T> {
   const dto = plainToInstance(type, plain);
-  const errors = await validate(dto, { whitelist: true, forbidNonWhitelisted: true, stopAtFirstError: true });
+  const errors = await validate(dto, { whitelist: true, forbidNonWhitelisted: true });
   if (errors.length > 0) {
     const flag = FLAG_OF_PROPERTY[errors[0].property];
     throw new CliError('VALIDATION_ERROR', `${describeValidationErrors(errors)}${flag ? ` (--${flag})` : ''}`);
@@ -271,17 +267,15 @@ function integerArgument(flag: FlagName, property: string, raw: string): number 
  * An embedded cluster can be run by one process only. When `npm start` owns it, starting it here would
  * make the launcher stop the service's database as if it were an orphan, so refuse before touching it.
  */
-function assertClusterNotInUse(dataDir: string): void {
+async function assertClusterNotInUse(dataDir: string): Promise<void> {
   const clusterDir = join(dataDir, 'postgres');
-  const pidFile = join(clusterDir, 'postmaster.pid');
-  let pid: number;
+  let pid: number | null;
   try {
-    pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+    pid = await runningPostmaster(clusterDir);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw new CliError('DATABASE_UNAVAILABLE', `Cannot read ${pidFile}: ${(error as Error).message}`);
+    throw new CliError('DATABASE_UNAVAILABLE', `Cannot read ${join(clusterDir, 'postmaster.pid')}: ${(error as Error).message}`);
   }
-  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid) || !isPostgresOf(pid, clusterDir)) return;
+  if (pid === null) return;
   throw new CliError(
     'DATABASE_IN_USE',
     `The embedded PostgreSQL in ${clusterDir} is running (pid ${pid}), normally because the service is running ` +
@@ -290,30 +284,6 @@ function assertClusterNotInUse(dataDir: string): void {
       'server. If no service is running, that server is left over from a killed run: start the service once ' +
       '(it stops the leftover) and stop it, then retry.',
   );
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** The same test the launcher applies: a reused pid that is not this cluster's server is a stale file. */
-function isPostgresOf(pid: number, clusterDir: string): boolean {
-  try {
-    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-    return cmdline.some((part) => part.endsWith('postgres')) && cmdline.includes(clusterDir);
-  } catch {
-    return true; // no procfs: trust the pid file, as PostgreSQL would
-  }
-}
-
-function appliedMigrations(database: OpenDatabase, logger: StderrLogger): string[] {
-  const reported = (database as OpenDatabase & { applied?: unknown }).applied;
-  return Array.isArray(reported) ? reported.map(String) : logger.appliedMigrations;
 }
 
 function writeResult(result: unknown): void {

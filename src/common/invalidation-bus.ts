@@ -1,6 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { Global, Inject, Injectable, Logger, Module, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import {
+  BeforeApplicationShutdown,
+  Global,
+  Inject,
+  Injectable,
+  Logger,
+  Module,
+  OnApplicationShutdown,
+  OnModuleInit,
+} from '@nestjs/common';
 import { Client } from 'pg';
 import { DATABASE_URL } from '../database/database.module';
 import { RedisConnections } from './redis/redis.module';
@@ -23,13 +32,15 @@ const RECONNECT_MS = 1_000;
  * set, or PostgreSQL LISTEN/NOTIFY otherwise.
  */
 @Injectable()
-export class InvalidationBus implements OnModuleInit, OnApplicationShutdown {
+export class InvalidationBus implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger(InvalidationBus.name);
   private readonly local = new EventEmitter();
   private readonly instanceId = randomUUID();
   private listener?: Client;
   private publisher?: Client;
   private stopped = false;
+  /** Publications not yet handed to Redis or PostgreSQL; a short-lived process (the CLI) waits for them. */
+  private readonly inFlight = new Set<Promise<unknown>>();
 
   constructor(
     private readonly redis: RedisConnections,
@@ -47,6 +58,10 @@ export class InvalidationBus implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
+  async beforeApplicationShutdown(): Promise<void> {
+    await Promise.allSettled([...this.inFlight]);
+  }
+
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     await Promise.all([this.listener?.end().catch(() => undefined), this.publisher?.end().catch(() => undefined)]);
@@ -58,7 +73,10 @@ export class InvalidationBus implements OnModuleInit, OnApplicationShutdown {
     const sent = this.redis.commands
       ? this.redis.commands.publish(CHANNEL, message)
       : this.notify(message);
-    sent.catch((error: unknown) => this.logger.error(`Could not publish an invalidation: ${String(error)}`));
+    const tracked = sent
+      .catch((error: unknown) => this.logger.error(`Could not publish an invalidation: ${String(error)}`))
+      .finally(() => this.inFlight.delete(tracked));
+    this.inFlight.add(tracked);
   }
 
   subscribe(topic: InvalidationTopic, handler: (id: string) => void): void {

@@ -93,19 +93,30 @@ export class EmbeddedPostgres {
 }
 
 /**
+ * The pid of a live PostgreSQL server running this cluster, or null. A `postmaster.pid` whose process is
+ * gone, or belongs to something else, is stale.
+ */
+export async function runningPostmaster(clusterDir: string): Promise<number | null> {
+  let pid: number;
+  try {
+    pid = Number((await readFile(join(clusterDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+  return Number.isInteger(pid) && pid > 0 && isAlive(pid) && (await isPostgresOf(pid, clusterDir)) ? pid : null;
+}
+
+/**
  * After a SIGKILL of the service, its PostgreSQL child keeps running and holds `postmaster.pid`.
  * Stop that orphan (fast shutdown) so this start can own the cluster; drop the file if its process is gone.
  */
 export async function recoverStalePostmaster(clusterDir: string, logger: Logger): Promise<void> {
   const pidFile = join(clusterDir, 'postmaster.pid');
   if (!existsSync(pidFile)) return;
-  const pid = Number((await readFile(pidFile, 'utf8')).split('\n')[0]);
-  if (!Number.isInteger(pid) || pid <= 0) {
-    await unlink(pidFile).catch(() => undefined);
-    return;
-  }
-  if (!isAlive(pid) || !(await isPostgresOf(pid, clusterDir))) {
-    logger.warn(`Removing stale ${pidFile} (process ${pid} is not this cluster's server)`);
+  const pid = await runningPostmaster(clusterDir);
+  if (pid === null) {
+    logger.warn(`Removing stale ${pidFile} (no server of this cluster is running)`);
     await unlink(pidFile).catch(() => undefined);
     return;
   }

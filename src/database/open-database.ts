@@ -5,6 +5,8 @@ import { EmbeddedPostgres } from './embedded-postgres';
 
 export interface OpenDatabase {
   url: string;
+  /** Migrations this call applied (empty when the schema was current). */
+  applied: string[];
   close(): Promise<void>;
 }
 
@@ -23,6 +25,7 @@ export async function openDatabase(config: AppConfig): Promise<OpenDatabase> {
   let closed = false;
   return {
     url,
+    applied,
     close: async () => {
       if (closed) return;
       closed = true;

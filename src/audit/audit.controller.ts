@@ -2,6 +2,7 @@ import { Controller, Get, Query } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequirePermission } from '../auth/auth.decorators';
 import { Principal } from '../auth/principal';
+import { ApiErrorDto } from '../common/dto/api-error.dto';
 import { Permission } from '../organizations/permission';
 import { AuditService } from './audit.service';
 import { AuditPageDto, AuditQueryDto } from './dto/audit.dto';
@@ -15,7 +16,7 @@ export class AuditController {
   @RequirePermission(Permission.FLAGS_READ)
   @ApiOperation({ summary: 'The append-only log of flag changes, newest first' })
   @ApiOkResponse({ type: AuditPageDto })
-  @ApiBadRequestResponse({ description: 'Bad page, limit or flagId' })
+  @ApiBadRequestResponse({ type: ApiErrorDto, description: 'Bad page, limit or flagId' })
   list(@CurrentPrincipal() principal: Principal, @Query() query: AuditQueryDto): Promise<AuditPageDto> {
     return this.audit.list(principal.organizationId, query);
   }

@@ -1,5 +1,6 @@
 import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
-import { ApiBearerAuth, ApiForbiddenResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { ApiBadRequestResponse, ApiBearerAuth, ApiForbiddenResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { ApiErrorDto } from '../common/dto/api-error.dto';
 import { Permission } from '../organizations/permission';
 import { AuthenticatedRequest, Principal } from './principal';
 
@@ -15,8 +16,8 @@ export function RequirePermission(permission: Permission) {
   return applyDecorators(
     SetMetadata(PERMISSION_KEY, permission),
     ApiBearerAuth(API_KEY_SECURITY),
-    ApiUnauthorizedResponse({ description: 'Missing, unknown or revoked API key' }),
-    ApiForbiddenResponse({ description: `The API key lacks ${permission}` }),
+    ApiUnauthorizedResponse({ type: ApiErrorDto, description: 'Missing, unknown or revoked API key' }),
+    ApiForbiddenResponse({ type: ApiErrorDto, description: `The API key lacks ${permission}` }),
   );
 }
 
@@ -25,7 +26,8 @@ export function AdminOnly() {
   return applyDecorators(
     SetMetadata(ACCESS_KEY, 'admin' satisfies Access),
     ApiBearerAuth(ADMIN_SECURITY),
-    ApiUnauthorizedResponse({ description: 'Missing or wrong admin token, or ADMIN_TOKEN is not configured' }),
+    ApiUnauthorizedResponse({ type: ApiErrorDto, description: 'Missing or wrong admin token, or ADMIN_TOKEN is not configured' }),
+    ApiBadRequestResponse({ type: ApiErrorDto, description: 'Validation failed; the message names the field' }),
   );
 }
 

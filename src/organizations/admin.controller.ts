@@ -2,6 +2,7 @@ import { Body, Controller, Delete, HttpCode, HttpStatus, Patch, Post } from '@ne
 import { ApiCreatedResponse, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminOnly } from '../auth/auth.decorators';
 import { UuidParam } from '../common/decorators/uuid-param.decorator';
+import { ApiErrorDto } from '../common/dto/api-error.dto';
 import {
   CreateApiKeyDto,
   CreatedApiKeyDto,
@@ -29,7 +30,7 @@ export class AdminController {
   @Patch(':orgId')
   @ApiOperation({ summary: "Change an organization's storage allocation" })
   @ApiOkResponse({ type: OrganizationDto })
-  @ApiNotFoundResponse({ description: 'No such organization' })
+  @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such organization' })
   updateOrganization(@UuidParam('orgId') orgId: string, @Body() dto: UpdateOrganizationDto): Promise<OrganizationDto> {
     return this.organizations.updateOrganization(orgId, dto);
   }
@@ -37,7 +38,7 @@ export class AdminController {
   @Post(':orgId/api-keys')
   @ApiOperation({ summary: 'Issue an API key; the key is in this response only' })
   @ApiCreatedResponse({ type: CreatedApiKeyDto })
-  @ApiNotFoundResponse({ description: 'No such organization' })
+  @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such organization' })
   createApiKey(@UuidParam('orgId') orgId: string, @Body() dto: CreateApiKeyDto): Promise<CreatedApiKeyDto> {
     return this.organizations.createApiKey(orgId, dto);
   }
@@ -46,7 +47,7 @@ export class AdminController {
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiOperation({ summary: 'Revoke an API key; it answers 401 from the next request on' })
   @ApiNoContentResponse({ description: 'Revoked' })
-  @ApiNotFoundResponse({ description: 'No such active key in this organization' })
+  @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such active key in this organization' })
   revokeApiKey(@UuidParam('orgId') orgId: string, @UuidParam('keyId') keyId: string): Promise<void> {
     return this.organizations.revokeApiKey(orgId, keyId);
   }
@@ -54,7 +55,7 @@ export class AdminController {
   @Post(':orgId/subscriptions')
   @ApiOperation({ summary: 'Add an active subscription (raises the flag allowance to 50)' })
   @ApiCreatedResponse({ type: SubscriptionDto })
-  @ApiNotFoundResponse({ description: 'No such organization' })
+  @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such organization' })
   createSubscription(@UuidParam('orgId') orgId: string, @Body() dto: CreateSubscriptionDto): Promise<SubscriptionDto> {
     return this.organizations.createSubscription(orgId, dto);
   }
@@ -63,7 +64,7 @@ export class AdminController {
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiOperation({ summary: 'Cancel a subscription' })
   @ApiNoContentResponse({ description: 'Cancelled' })
-  @ApiNotFoundResponse({ description: 'No such active subscription in this organization' })
+  @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such active subscription in this organization' })
   cancelSubscription(
     @UuidParam('orgId') orgId: string,
     @UuidParam('subscriptionId') subscriptionId: string,

@@ -1,0 +1,69 @@
+import request from 'supertest';
+import { createTestApp, TestApp } from '../support/test-app';
+
+type Operation = { security?: Record<string, string[]>[]; responses: Record<string, { content?: Record<string, { schema: unknown }> }> };
+
+// Every flag and admin endpoint, with the statuses the spec and decisions list for it.
+const FLAG_OPERATIONS: [string, string, string[]][] = [
+  ['post', '/v1/flags', ['201', '400', '401', '403', '409']],
+  ['get', '/v1/flags', ['200', '400', '401', '403']],
+  ['get', '/v1/flags/{flagId}', ['200', '400', '401', '403', '404']],
+  ['patch', '/v1/flags/{flagId}', ['200', '400', '401', '403', '404', '409']],
+  ['delete', '/v1/flags/{flagId}', ['204', '400', '401', '403', '404']],
+  ['get', '/v1/flags/config', ['200', '304', '401', '403', '429']],
+  ['get', '/v1/flags/quota', ['200', '401', '403']],
+  ['get', '/v1/flags/audit', ['200', '400', '401', '403']],
+];
+
+const ADMIN_OPERATIONS: [string, string, string[]][] = [
+  ['post', '/v1/admin/organizations', ['201', '400', '401']],
+  ['patch', '/v1/admin/organizations/{orgId}', ['200', '400', '401', '404']],
+  ['post', '/v1/admin/organizations/{orgId}/api-keys', ['201', '400', '401', '404']],
+  ['delete', '/v1/admin/organizations/{orgId}/api-keys/{keyId}', ['204', '400', '401', '404']],
+  ['post', '/v1/admin/organizations/{orgId}/subscriptions', ['201', '400', '401', '404']],
+  ['delete', '/v1/admin/organizations/{orgId}/subscriptions/{subscriptionId}', ['204', '400', '401', '404']],
+];
+
+describe('OpenAPI document', () => {
+  let t: TestApp;
+  let paths: Record<string, Record<string, Operation>>;
+  let schemas: Record<string, { properties?: Record<string, unknown> }>;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    const doc = await request(t.http).get('/docs-json').expect(200);
+    paths = doc.body.paths;
+    schemas = doc.body.components.schemas;
+  });
+  afterAll(() => t.close());
+
+  it('serves Swagger UI at /docs', async () => {
+    const ui = await request(t.http).get('/docs').redirects(1).expect(200);
+    expect(ui.text).toMatch(/swagger-ui/i);
+  });
+
+  it.each(FLAG_OPERATIONS.map(([method, path, statuses]) => [method.toUpperCase(), path, statuses, 'apiKey'] as const).concat(
+    ADMIN_OPERATIONS.map(([method, path, statuses]) => [method.toUpperCase(), path, statuses, 'adminToken'] as const),
+  ))('documents %s %s with its statuses, error bodies and bearer security', (method, path, statuses, security) => {
+    const operation = paths[path]?.[method.toLowerCase()];
+    expect(operation).toBeDefined();
+    expect(operation.security).toEqual([{ [security]: [] }]);
+    expect(Object.keys(operation.responses).sort()).toEqual([...statuses].sort());
+    for (const status of statuses.filter((code) => Number(code) >= 400)) {
+      expect(operation.responses[status].content?.['application/json'].schema).toEqual({ $ref: '#/components/schemas/ApiErrorDto' });
+    }
+  });
+
+  it('describes the flag, quota, config and audit bodies field by field', () => {
+    expect(Object.keys(schemas.FeatureFlagDto.properties!).sort()).toEqual(
+      ['archived', 'createdAt', 'description', 'id', 'key', 'locked', 'name', 'runtime', 'type', 'updatedAt', 'value'].sort(),
+    );
+    expect(Object.keys(schemas.FeatureFlagQuotaDto.properties!).sort()).toEqual(['locked', 'max', 'subscribed', 'used']);
+    expect(Object.keys(schemas.ConfigPayloadDto.properties!).sort()).toEqual(['etag', 'flags', 'generatedAt', 'pollIntervalSeconds']);
+    expect(Object.keys(schemas.FlagConfigEntryDto.properties!).sort()).toEqual(['key', 'runtime', 'type', 'value']);
+    expect(Object.keys(schemas.FeatureFlagAuditEntryDto.properties!).sort()).toEqual(
+      ['action', 'actorId', 'actorType', 'after', 'before', 'createdAt', 'flagId', 'flagKey', 'id'].sort(),
+    );
+    expect(Object.keys(schemas.ApiErrorDto.properties!).sort()).toEqual(['error', 'message', 'statusCode']);
+  });
+});

@@ -42,9 +42,12 @@ describe('OpenAPI document', () => {
     expect(ui.text).toMatch(/swagger-ui/i);
   });
 
-  it.each(FLAG_OPERATIONS.map(([method, path, statuses]) => [method.toUpperCase(), path, statuses, 'apiKey'] as const).concat(
-    ADMIN_OPERATIONS.map(([method, path, statuses]) => [method.toUpperCase(), path, statuses, 'adminToken'] as const),
-  ))('documents %s %s with its statuses, error bodies and bearer security', (method, path, statuses, security) => {
+  const operations: [string, string, string[], string][] = [
+    ...FLAG_OPERATIONS.map(([method, path, statuses]): [string, string, string[], string] => [method.toUpperCase(), path, statuses, 'apiKey']),
+    ...ADMIN_OPERATIONS.map(([method, path, statuses]): [string, string, string[], string] => [method.toUpperCase(), path, statuses, 'adminToken']),
+  ];
+
+  it.each(operations)('documents %s %s with its statuses, error bodies and bearer security', (method, path, statuses, security) => {
     const operation = paths[path]?.[method.toLowerCase()];
     expect(operation).toBeDefined();
     expect(operation.security).toEqual([{ [security]: [] }]);

@@ -1,10 +1,10 @@
 'use strict';
 /**
  * `npm run bench` (after the build): starts the built service, runs the config-poll benchmark against it
- * and a bare node:http baseline, then the storage benchmark when bench/storage.js exists, and stops
- * everything it started.
+ * and a bare node:http baseline, then the storage benchmark, and stops everything it started.
  *
  * Environment:
+ *   BENCH_ONLY       `config` or `storage` to run one part
  *   DATABASE_URL     use that PostgreSQL instead of an embedded one in a temporary DATA_DIR
  *   BENCH_DURATION   seconds per measured run (default 10)
  *   BENCH_WARMUP     seconds of unmeasured load before each run (default 2; 0 disables)
@@ -19,6 +19,7 @@ const net = require('node:net');
 const os = require('node:os');
 const { join, resolve } = require('node:path');
 const { runConfigPollBench, formatConfigPollReport } = require('./config-poll');
+const { runStorageBench } = require('./storage');
 
 const ROOT = resolve(__dirname, '..');
 const log = (message) => process.stdout.write(`[bench] ${message}\n`);
@@ -166,7 +167,10 @@ async function main() {
     await waitForHealth(baseUrl, service, 120_000);
     log(`service healthy (pid ${service.pid})`);
 
-    try {
+    const only = process.env.BENCH_ONLY;
+    if (only && only !== 'config' && only !== 'storage') throw new Error('BENCH_ONLY must be config or storage');
+
+    if (only !== 'storage') try {
       const summary = await runConfigPollBench({
         baseUrl,
         adminToken,
@@ -185,10 +189,8 @@ async function main() {
       process.stdout.write(`\n!!! CONFIG-POLL BENCHMARK FAILED: ${error.message}\n\n`);
     }
 
-    const storageBench = join(__dirname, 'storage.js');
-    if (existsSync(storageBench)) {
+    if (only !== 'config') {
       try {
-        const { runStorageBench } = require(storageBench);
         process.stdout.write('== Storage ==\n');
         const result = await runStorageBench({ baseUrl, adminToken, serverPid: service.pid, log, dataDir, tmpDir, pin });
         measured = true;

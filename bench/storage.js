@@ -4,17 +4,14 @@
  * running service, against writing and reading the same file directly on disk in the same run, and the
  * server's peak RSS during the upload (must stay under RSS before + 64 MB: uploads stream).
  *
- * Used by bench/run.js: `runStorageBench({ baseUrl, adminToken, serverPid, log })`.
- * Standalone: `npm run build && node bench/storage.js` starts `node dist/main.js` itself.
+ * Run by bench/run.js (`npm run bench`, or `BENCH_ONLY=storage npm run bench` for this part alone).
  */
-const { spawn } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');
 const http = require('node:http');
 const https = require('node:https');
-const net = require('node:net');
 const os = require('node:os');
-const { join, resolve } = require('node:path');
+const { join } = require('node:path');
 const { pipeline } = require('node:stream/promises');
 
 const FILE_BYTES = 100 * 1024 * 1024;
@@ -193,73 +190,4 @@ function getStream(url) {
 }
 
 /** Standalone: start the built service in a temporary DATA_DIR, run, stop it. */
-async function main() {
-  const root = resolve(__dirname, '..');
-  const entry = join(root, 'dist', 'main.js');
-  if (!fs.existsSync(entry)) throw new Error(`${entry} is missing: run \`npm run build\` first`);
-  const tmpDir = fs.mkdtempSync(join(os.tmpdir(), 'flagstore-storage-bench-run-'));
-  // As root, the embedded PostgreSQL runs as `postgres`, which must reach DATA_DIR inside it.
-  fs.chmodSync(tmpDir, 0o755);
-  const port = await new Promise((done, fail) => {
-    const probe = net.createServer();
-    probe.once('error', fail);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port: free } = probe.address();
-      probe.close(() => done(free));
-    });
-  });
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const adminToken = randomBytes(24).toString('hex');
-  const env = {
-    ...process.env,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    PUBLIC_URL: baseUrl,
-    DATA_DIR: join(tmpDir, 'data'),
-    ADMIN_TOKEN: adminToken,
-    MAX_UPLOAD_BYTES: String(200 * MB),
-  };
-  for (const name of ['CDN_URL', 'S3_ENDPOINT', 'S3_ACCESS_KEY', 'S3_SECRET_KEY', 'S3_BUCKET', 'S3_REGION']) delete env[name];
-  const log = (message) => process.stdout.write(`[storage-bench] ${message}\n`);
-  const service = spawn(process.execPath, [entry], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
-  try {
-    const deadline = Date.now() + 120_000;
-    for (;;) {
-      if (service.exitCode !== null) throw new Error(`the service exited with ${service.exitCode}`);
-      const health = await send(`${baseUrl}/health`).catch(() => null);
-      if (health && health.status === 200) break;
-      if (Date.now() > deadline) throw new Error('the service did not become healthy in 120 s');
-      await new Promise((done) => setTimeout(done, 250));
-    }
-    log(`service healthy (pid ${service.pid})`);
-    const figures = await runStorageBench({ baseUrl, adminToken, serverPid: service.pid, log, tmpDir });
-    process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
-    return figures.rssWithinBudget === false ? 1 : 0;
-  } finally {
-    service.kill('SIGTERM');
-    await new Promise((done) => {
-      if (service.exitCode !== null) return done();
-      const timer = setTimeout(() => {
-        service.kill('SIGKILL');
-        done();
-      }, 15_000);
-      service.once('exit', () => {
-        clearTimeout(timer);
-        done();
-      });
-    });
-    fs.rmSync(tmpDir, { recursive: true, force: true });
-  }
-}
-
 module.exports = { runStorageBench };
-
-if (require.main === module) {
-  main().then(
-    (code) => process.exit(code),
-    (error) => {
-      process.stderr.write(`${error.stack || error}\n`);
-      process.exit(1);
-    },
-  );
-}

@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { assertObjectKey, ByteRange, ObjectStore, StoredObject } from './object-store';
 
 const TMP_DIR = '.tmp';
+const READ_CHUNK_BYTES = 1024 * 1024;
 
 /**
  * Files under `<dataDir>/objects/<organizationId>/<itemId>`. A write goes to `.tmp/<random>` in the same
@@ -48,8 +49,9 @@ export class LocalObjectStore implements ObjectStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw error;
     }
-    // The open handle keeps the bytes readable even if the file is deleted while it streams.
-    return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
+    // The open handle keeps the bytes readable even if the file is deleted while it streams. Reads of
+    // 1 MiB rather than the default 64 KiB cut the syscalls and socket writes of a large download by 16.
+    return handle.createReadStream({ highWaterMark: READ_CHUNK_BYTES, ...(range ? { start: range.start, end: range.end } : {}) });
   }
 
   async exists(key: string): Promise<boolean> {

@@ -109,6 +109,12 @@ export class FlagsRepository {
   }
 }
 
+/** The fields the audit log records, taken from a stored flag. */
+export function snapshotOf(row: FlagRow): FlagSnapshot {
+  const { name, description, type, value, runtime, archived } = row;
+  return { name, description, type, value, runtime, archived };
+}
+
 function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (character) => `\\${character}`);
 }

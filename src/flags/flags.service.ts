@@ -8,7 +8,7 @@ import { QuotaService } from '../quota/quota.service';
 import { CreateFlagDto, UpdateFlagDto } from './dto/flag-input.dto';
 import { FeatureFlagDto, FlagPageDto, ListFlagsQueryDto } from './dto/flag.dto';
 import { FlagsErrors } from './flags.errors';
-import { FlagRow, FlagsRepository } from './flags.repository';
+import { FlagsRepository, snapshotOf } from './flags.repository';
 
 /**
  * Flag rules. Writes run inside the transaction the AuditInterceptor opened for the request, take the
@@ -111,15 +111,4 @@ export class FlagsService {
     const { lockedFlagIds } = await this.quota.snapshot(organizationId);
     return lockedFlagIds.has(flagId);
   }
-}
-
-function snapshotOf(row: FlagRow): FlagSnapshot {
-  return {
-    name: row.name,
-    description: row.description,
-    type: row.type,
-    value: row.value,
-    runtime: row.runtime,
-    archived: row.archived,
-  };
 }

@@ -4,7 +4,7 @@ import { IsBoolean, IsOptional, IsString, MaxLength } from 'class-validator';
 import { FlagRuntime, FlagType } from '../../audit/audit-action';
 import { PageQueryDto, pageFields } from '../../common/dto/pagination';
 import { FeatureFlagQuotaDto } from '../../quota/dto/quota.dto';
-import { FlagRow } from '../flags.repository';
+import { FlagRow, snapshotOf } from '../flags.repository';
 import { FLAG_TYPES } from '../flag-value';
 import { FLAG_RUNTIMES } from './flag-input.dto';
 import { JSON_VALUE_SCHEMA } from './json-value.schema';
@@ -28,12 +28,7 @@ export class FeatureFlagDto {
     return {
       id: row.id,
       key: row.key,
-      name: row.name,
-      description: row.description,
-      type: row.type,
-      value: row.value,
-      runtime: row.runtime,
-      archived: row.archived,
+      ...snapshotOf(row),
       locked,
       createdAt: row.createdAt.toISOString(),
       updatedAt: row.updatedAt.toISOString(),

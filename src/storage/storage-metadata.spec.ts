@@ -32,6 +32,10 @@ describe('metadata rules (spec 2.6)', () => {
     expect(fail({ note: 'x'.repeat(513) })).toMatch(/string values must be at most 512 characters \("note"\)/);
   });
 
+  it('refuses the NUL character in string values (jsonb cannot store it)', () => {
+    expect(fail({ note: 'a\u0000b' })).toMatch(/must not contain the NUL character \("note"\)/);
+  });
+
   it('rejects values that are not string, number or boolean', () => {
     expect(fail({ nested: { a: 1 } })).toMatch(/must be a string, number or boolean \("nested"\)/);
     expect(fail({ list: [1] })).toMatch(/must be a string, number or boolean/);

@@ -44,6 +44,10 @@ export function validateMetadata(value: unknown): MetadataResult {
       };
     }
     if (typeof item === 'string') {
+      // Stored in jsonb, which cannot hold the NUL character.
+      if (item.includes('\u0000')) {
+        return { ok: false, message: `metadata string values must not contain the NUL character ("${key}")` };
+      }
       if (item.length > METADATA_MAX_STRING_LENGTH) {
         return {
           ok: false,

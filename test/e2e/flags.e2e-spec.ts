@@ -86,6 +86,12 @@ describe('flags API', () => {
       ['value 5 levels deep', { type: 'json', value: { a: { b: { c: { d: { e: 1 } } } } } }, /value must nest at most 4 levels/],
       ['unknown runtime', { runtime: 'client' }, /runtime must be one of shared, server/],
       ['unknown property', { color: 'red' }, /property color should not exist/],
+      // PostgreSQL cannot store NUL in text or jsonb: refused up front rather than failing at the database.
+      ['a NUL in the name', { name: 'a\u0000b' }, /^name must not contain the NUL character/],
+      ['a NUL in the description', { description: 'd\u0000' }, /^description must not contain the NUL character/],
+      ['a NUL in a string value', { type: 'string', value: 'v\u0000' }, /^value must not contain the NUL character/],
+      ['a NUL in a JSON value', { type: 'json', value: { list: ['\u0000'] } }, /^value\.list\[0\] must not contain/],
+      ['a NUL in a JSON key', { type: 'json', value: { ['k\u0000']: 1 } }, /^value\.k\\u0000 \(a key\) must not contain/],
     ])('rejects %s with 400 naming the field', async (_case, override, message) => {
       const body = { ...flagBody({ key: 'valid-key' }), ...override };
       const response = await api(t, org.key).post('/flags').send(body).expect(400);
@@ -189,6 +195,7 @@ describe('flags API', () => {
       ['page=0', /page must not be less than 1/],
       ['page=abc', /page must be an integer/],
       ['sort=key', /property sort should not exist/],
+      ['search=%00', /^search must not contain the NUL character/],
     ])('rejects %s with 400', async (query, message) => {
       const response = await api(t, org.key).get(`/flags?${query}`).expect(400);
       expect(response.body.message).toMatch(message);

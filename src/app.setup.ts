@@ -4,7 +4,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { json } from 'express';
 import { ADMIN_SECURITY, API_KEY_SECURITY } from './auth/auth.decorators';
-import { NulCharacterPipe } from './common/nul-character.pipe';
+import { RawInputPipe } from './common/raw-input.pipe';
 import { requestIdMiddleware } from './common/request-id';
 import { createValidationPipe } from './common/validation';
 import { AppConfig } from './config/app-config';
@@ -35,7 +35,7 @@ export function configureApp(
   // Upload bodies are file bytes streamed to the object store, never parsed, whatever their Content-Type.
   app.use(/^(?!\/upload(\/|$))/, json({ limit: '256kb' }));
   app.setGlobalPrefix(API_PREFIX, { exclude: ROOT_ROUTES });
-  app.useGlobalPipes(new NulCharacterPipe(), createValidationPipe());
+  app.useGlobalPipes(new RawInputPipe(), createValidationPipe());
   setupOpenApi(app, config);
 }
 

@@ -92,6 +92,7 @@ describe('flags API', () => {
       ['a NUL in a string value', { type: 'string', value: 'v\u0000' }, /^value must not contain the NUL character/],
       ['a NUL in a JSON value', { type: 'json', value: { list: ['\u0000'] } }, /^value\.list\[0\] must not contain/],
       ['a NUL in a JSON key', { type: 'json', value: { ['k\u0000']: 1 } }, /^value\.k\\u0000 \(a key\) must not contain/],
+      ['a value nested 3000 levels deep', { type: 'json', value: JSON.parse('['.repeat(3000) + ']'.repeat(3000)) }, /^value(\[0\])+ nests deeper than 32 levels/],
     ])('rejects %s with 400 naming the field', async (_case, override, message) => {
       const body = { ...flagBody({ key: 'valid-key' }), ...override };
       const response = await api(t, org.key).post('/flags').send(body).expect(400);
@@ -196,6 +197,7 @@ describe('flags API', () => {
       ['page=abc', /page must be an integer/],
       ['sort=key', /property sort should not exist/],
       ['search=%00', /^search must not contain the NUL character/],
+      ['page=99999999999999999999', /page must not be greater than 1000000000/],
     ])('rejects %s with 400', async (query, message) => {
       const response = await api(t, org.key).get(`/flags?${query}`).expect(400);
       expect(response.body.message).toMatch(message);

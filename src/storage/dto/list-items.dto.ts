@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsEnum, IsInt, IsOptional, Max, Min } from 'class-validator';
+import { MAX_PAGE } from '../../common/dto/pagination';
 import { STORAGE_KINDS, StorageKind } from '../storage-kind';
 import { wholeNumber } from './query-transforms';
 import { StorageItemDto } from './storage-item.dto';
@@ -11,7 +12,7 @@ export class ListItemsQueryDto {
   @Transform(wholeNumber)
   @IsInt()
   @Min(1)
-  @Max(1_000_000_000)
+  @Max(MAX_PAGE)
   page: number = 1;
 
   @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 10 })

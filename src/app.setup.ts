@@ -2,8 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { INestApplication, RequestMethod } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { json } from 'express';
 import { ADMIN_SECURITY, API_KEY_SECURITY } from './auth/auth.decorators';
+import { jsonBody } from './common/json-body';
 import { RawInputPipe } from './common/raw-input.pipe';
 import { requestIdMiddleware } from './common/request-id';
 import { createValidationPipe } from './common/validation';
@@ -33,7 +33,7 @@ export function configureApp(
   app.set('trust proxy', 'loopback');
   app.use(requestIdMiddleware);
   // Upload bodies are file bytes streamed to the object store, never parsed, whatever their Content-Type.
-  app.use(/^(?!\/upload(\/|$))/, json({ limit: '256kb' }));
+  app.use(jsonBody((path) => path === '/upload' || path.startsWith('/upload/')));
   app.setGlobalPrefix(API_PREFIX, { exclude: ROOT_ROUTES });
   app.useGlobalPipes(new RawInputPipe(), createValidationPipe());
   setupOpenApi(app, config);

@@ -38,14 +38,10 @@ export function resolveError(exception: unknown, requestId?: string): ResolvedEr
     const status = exception.getStatus();
     return { status, code: codeForStatus(status), message: httpMessage(exception) };
   }
-  // body-parser and friends throw errors carrying an HTTP status (malformed JSON, body too large).
+  // Express's own client errors (a malformed URI escape, say) carry an HTTP status and say they are safe to show.
   const status = (exception as { status?: unknown; expose?: unknown })?.status;
   if (typeof status === 'number' && status >= 400 && status < 500 && (exception as { expose?: unknown }).expose) {
-    const message =
-      (exception as { type?: string }).type === 'entity.parse.failed'
-        ? 'Request body is not valid JSON'
-        : String((exception as Error).message);
-    return { status, code: codeForStatus(status), message };
+    return { status, code: codeForStatus(status), message: String((exception as Error).message) };
   }
   logger.error(`request ${requestId ?? '-'}: ${(exception as Error)?.stack ?? String(exception)}`);
   return { status: HttpStatus.INTERNAL_SERVER_ERROR, code: 'INTERNAL_ERROR', message: 'Internal server error' };

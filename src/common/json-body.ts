@@ -1,0 +1,44 @@
+import { BadRequestException, HttpException, PayloadTooLargeException, UnsupportedMediaTypeException } from '@nestjs/common';
+import { json, NextFunction, Request, Response } from 'express';
+
+export const JSON_BODY_LIMIT = '256kb';
+
+/**
+ * Parses JSON request bodies, except on the upload host whose bodies are file bytes streamed to the store.
+ * A body that is not JSON is refused (415) rather than ignored: an ignored body reads as "no fields", which
+ * for a purge means "every file".
+ */
+export function jsonBody(isRawBodyPath: (path: string) => boolean) {
+  const parse = json({ limit: JSON_BODY_LIMIT });
+  return (request: Request, response: Response, next: NextFunction): void => {
+    if (isRawBodyPath(request.path)) return next();
+    parse(request, response, (error?: unknown) => {
+      if (error) return next(bodyError(error));
+      if (request.body === undefined && hasBody(request)) {
+        return next(new UnsupportedMediaTypeException('Request bodies must be JSON: send Content-Type: application/json'));
+      }
+      next();
+    });
+  };
+}
+
+function hasBody(request: Request): boolean {
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/** body-parser's errors, as the API's own: one message, the right status. */
+function bodyError(error: unknown): HttpException {
+  const { type, message } = error as { type?: string; message?: string };
+  switch (type) {
+    case 'entity.parse.failed':
+      return new BadRequestException(`Request body is not valid JSON: ${message}`);
+    case 'entity.too.large':
+      return new PayloadTooLargeException(`Request body must be at most ${JSON_BODY_LIMIT}`);
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new UnsupportedMediaTypeException(message ?? 'Unsupported body encoding');
+    default:
+      return new BadRequestException(message ?? 'Request body could not be read');
+  }
+}

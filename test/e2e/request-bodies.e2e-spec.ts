@@ -1,0 +1,91 @@
+import request from 'supertest';
+import { api, createFlag } from '../factories/flags.factory';
+import { bearer, createOrganization, TestOrganization } from '../factories/organizations.factory';
+import { createTestApp, TestApp } from '../support/test-app';
+
+// Bodies that are not JSON must never be read as "no fields": for a purge that would mean "every file".
+describe('request bodies', () => {
+  let t: TestApp;
+  let org: TestOrganization;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(() => t.close());
+  beforeEach(async () => {
+    org = await createOrganization(t);
+  });
+
+  async function storedFiles(): Promise<number> {
+    const { rows } = await t.db.query('SELECT count(*)::int AS n FROM storage_items WHERE organization_id = $1', [org.id]);
+    return rows[0].n;
+  }
+
+  async function uploadOne(): Promise<void> {
+    const signed = await request(t.http).get('/v1/storage/signed-url?contentType=image/png&size=3').set(bearer(org.key)).expect(200);
+    await request(signed.body.url).put('').set('Content-Type', 'image/png').send(Buffer.from('abc')).expect(200);
+  }
+
+  it.each([
+    ['a form body (curl -d)', 'application/x-www-form-urlencoded', 'kind=video&dryRun=true'],
+    ['a text body', 'text/plain', '{"kind":"video","dryRun":true}'],
+  ])('refuses a purge with %s with 415 and purges nothing', async (_case, contentType, body) => {
+    await uploadOne();
+    const response = await request(t.http)
+      .delete('/v1/storage/purge')
+      .set(bearer(org.key))
+      .set('Content-Type', contentType)
+      .send(body)
+      .expect(415);
+    expect(response.body).toEqual({
+      error: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Request bodies must be JSON: send Content-Type: application/json' },
+    });
+    expect(await storedFiles()).toBe(1);
+  });
+
+  it('refuses a flag edit sent as a form instead of silently changing nothing', async () => {
+    const flag = await createFlag(t, org.key, { key: 'k' });
+    const response = await api(t, org.key).patch(`/flags/${flag.id}`).type('form').send({ name: 'renamed' }).expect(415);
+    expect(response.body).toEqual({
+      statusCode: 415,
+      error: 'UNSUPPORTED_MEDIA_TYPE',
+      message: 'Request bodies must be JSON: send Content-Type: application/json',
+    });
+  });
+
+  it('answers malformed JSON with 400 in the shape of the surface addressed', async () => {
+    const flags = await api(t, org.key).post('/flags').set('Content-Type', 'application/json').send('{"key":').expect(400);
+    expect(flags.body).toEqual({ statusCode: 400, error: 'VALIDATION_ERROR', message: expect.stringMatching(/^Request body is not valid JSON/) });
+    const storage = await request(t.http)
+      .delete('/v1/storage/purge')
+      .set(bearer(org.key))
+      .set('Content-Type', 'application/json')
+      .send('{')
+      .expect(400);
+    expect(storage.body).toEqual({ error: { code: 'VALIDATION_ERROR', message: expect.stringMatching(/^Request body is not valid JSON/) } });
+  });
+
+  it('answers an oversized JSON body with 413', async () => {
+    const response = await api(t, org.key)
+      .post('/flags')
+      .send({ key: 'big', name: 'n', type: 'string', value: 'x'.repeat(300 * 1024) })
+      .expect(413);
+    expect(response.body).toMatchObject({ statusCode: 413, error: 'PAYLOAD_TOO_LARGE' });
+  });
+
+  it('answers unknown storage routes in the storage shape and others in the API shape', async () => {
+    const storage = await request(t.http).get('/v1/storage/nothing-here/at-all').set(bearer(org.key)).expect(404);
+    expect(storage.body).toEqual({ error: { code: 'NOT_FOUND', message: expect.any(String) } });
+    const flags = await request(t.http).get('/v1/nothing-here').set(bearer(org.key)).expect(404);
+    expect(flags.body).toEqual({ statusCode: 404, error: 'NOT_FOUND', message: expect.any(String) });
+  });
+
+  it('still accepts requests without a body, and JSON with a charset', async () => {
+    await api(t, org.key).delete(`/flags/${(await createFlag(t, org.key, { key: 'gone' })).id}`).expect(204);
+    await api(t, org.key)
+      .post('/flags')
+      .set('Content-Type', 'application/json; charset=utf-8')
+      .send(JSON.stringify({ key: 'k2', name: 'n', type: 'boolean', value: true }))
+      .expect(201);
+  });
+});

@@ -289,6 +289,14 @@ describe.each(DRIVERS)('storage API (%s driver)', (driver) => {
       [{ kind: 'pdf' }, /kind must be one of/],
       [{ before: 'yesterday' }, /before must be an ISO 8601 date/],
       [{ after: 12 }, /after must be an ISO 8601 date/],
+      // Strict ISO 8601, but not something new Date() can read: these were 500s.
+      [{ before: '2024-W01-1' }, /^before must be an ISO 8601 date or date-time such as 2026-01-31T00:00:00Z$/],
+      [{ before: '2024-366' }, /^before must be an ISO 8601 date or date-time/],
+      [{ before: '20240101' }, /^before must be an ISO 8601 date or date-time/],
+      [{ after: '2024-W01-1' }, /^after must be an ISO 8601 date or date-time such as 2026-01-31T00:00:00Z$/],
+      [{ after: '2024-366' }, /^after must be an ISO 8601 date or date-time/],
+      [{ after: '20240101', kind: 'image' }, /^after must be an ISO 8601 date or date-time/],
+      [{ before: '2024-01-01T10.5Z', dryRun: true }, /^before must be an ISO 8601 date or date-time/],
       [{ dryRun: 'yes' }, /dryRun/],
       [{ everything: true }, /everything should not exist/],
     ])('answers 400 VALIDATION_ERROR for %j and deletes nothing', async (body, message) => {

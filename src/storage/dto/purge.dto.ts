@@ -1,6 +1,28 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsEnum, IsISO8601, IsOptional } from 'class-validator';
+import { IsBoolean, IsEnum, IsOptional, isISO8601, ValidateBy, ValidationOptions } from 'class-validator';
 import { STORAGE_KINDS, StorageKind } from '../storage-kind';
+
+/**
+ * A strict ISO 8601 date or date-time that JavaScript's Date can also parse. Strict ISO 8601 alone admits
+ * week dates (2024-W01-1), ordinal dates (2024-366), the basic format (20240101) and decimal fractions of
+ * hours or minutes, which `new Date()` turns into an Invalid Date (and the purge query into a 500).
+ */
+function isPurgeDate(value: unknown): boolean {
+  return typeof value === 'string' && isISO8601(value, { strict: true }) && !Number.isNaN(Date.parse(value));
+}
+
+function IsPurgeDate(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'isPurgeDate',
+      validator: {
+        validate: isPurgeDate,
+        defaultMessage: (args) => `${args?.property} must be an ISO 8601 date or date-time such as 2026-01-31T00:00:00Z`,
+      },
+    },
+    options,
+  );
+}
 
 export class PurgeDto {
   @ApiPropertyOptional({ enum: StorageKind })
@@ -10,12 +32,12 @@ export class PurgeDto {
 
   @ApiPropertyOptional({ format: 'date-time', description: 'Purge items created before this time' })
   @IsOptional()
-  @IsISO8601({ strict: true }, { message: 'before must be an ISO 8601 date' })
+  @IsPurgeDate()
   before?: string;
 
   @ApiPropertyOptional({ format: 'date-time', description: 'Purge items created after this time' })
   @IsOptional()
-  @IsISO8601({ strict: true }, { message: 'after must be an ISO 8601 date' })
+  @IsPurgeDate()
   after?: string;
 
   @ApiPropertyOptional({ default: false, description: 'Count what would be purged without deleting anything' })

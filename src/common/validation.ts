@@ -1,4 +1,5 @@
 import { BadRequestException, ValidationError, ValidationPipe } from '@nestjs/common';
+import { registerDecorator, ValidationOptions } from 'class-validator';
 
 /**
  * Nest's pipe answers with an array of messages; the spec wants one string that names the field and the
@@ -26,4 +27,33 @@ export function createValidationPipe(): ValidationPipe {
     transform: true,
     exceptionFactory: (errors) => new BadRequestException(describeValidationErrors(errors)),
   });
+}
+
+/**
+ * A length rule that counts characters as PostgreSQL's varchar(n) does (code points). class-validator's
+ * Length skips variation selectors (U+FE0E, U+FE0F), so "a\uFE0F" x 100 would pass Length(1, 100) and then
+ * overflow a varchar(100).
+ */
+export function CharLength(min: number, max: number, options?: ValidationOptions) {
+  return (target: object, propertyName: string) =>
+    registerDecorator({
+      name: 'charLength',
+      target: target.constructor,
+      propertyName,
+      constraints: [min, max],
+      options: {
+        message:
+          min > 0
+            ? `${propertyName} must be between ${min} and ${max} characters long`
+            : `${propertyName} must be at most ${max} characters long`,
+        ...options,
+      },
+      validator: {
+        validate: (value: unknown) => {
+          if (typeof value !== 'string') return false;
+          const length = [...value].length;
+          return length >= min && length <= max;
+        },
+      },
+    });
 }

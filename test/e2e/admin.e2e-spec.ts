@@ -53,6 +53,14 @@ describe('admin API and API keys', () => {
 
   it('validates bodies with a message naming the field', async () => {
     const org = await createOrganization(t);
+    const longName = await admin(t).post('/organizations').send({ name: 'a\uFE0F'.repeat(101) }).expect(400);
+    expect(longName.body.message).toBe('name must be between 1 and 200 characters long');
+    const nul = await admin(t).post('/organizations').send({ name: 'a\u0000' }).expect(400);
+    expect(nul.body.message).toMatch(/^name must not contain the NUL character/);
+    for (const storageAllocation of ['', ' ', true, '5', 1.5, -1]) {
+      const loose = await admin(t).patch(`/organizations/${org.id}`).send({ storageAllocation }).expect(400);
+      expect(loose.body.message).toMatch(/^storageAllocation must/);
+    }
     const bad = await admin(t).post(`/organizations/${org.id}/api-keys`).send({ name: 'k', permissions: [] }).expect(400);
     expect(bad.body.message).toMatch(/permissions/);
     const unknown = await admin(t)

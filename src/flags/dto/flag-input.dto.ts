@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptions } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsOptional, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
+import { IsBoolean, IsIn, IsOptional, IsString, Length, Matches, ValidateIf } from 'class-validator';
+import { CharLength } from '../../common/validation';
 import { FlagRuntime, FlagType } from '../../audit/audit-action';
 import { FLAG_TYPES } from '../flag-value';
 import { IsFlagValue, Immutable, SentWith } from './flag-value.validators';
@@ -26,13 +27,13 @@ export class CreateFlagDto {
 
   @ApiProperty({ minLength: 1, maxLength: 100, example: 'Double XP weekend' })
   @IsString()
-  @Length(1, 100)
+  @CharLength(1, 100)
   name: string;
 
   @ApiProperty({ required: false, type: String, nullable: true, maxLength: 500 })
   @IsOptional()
   @IsString()
-  @MaxLength(500)
+  @CharLength(0, 500)
   description?: string | null;
 
   @ApiProperty({ enum: FLAG_TYPES })
@@ -63,13 +64,13 @@ export class UpdateFlagDto {
   @ApiProperty({ required: false, minLength: 1, maxLength: 100 })
   @ValidateIf((dto: UpdateFlagDto) => dto.name !== undefined)
   @IsString()
-  @Length(1, 100)
+  @CharLength(1, 100)
   name?: string;
 
   @ApiProperty({ required: false, type: String, nullable: true, maxLength: 500, description: 'null clears it' })
   @ValidateIf((dto: UpdateFlagDto) => dto.description !== undefined && dto.description !== null)
   @IsString()
-  @MaxLength(500)
+  @CharLength(0, 500)
   description?: string | null;
 
   @ApiProperty({ required: false, enum: FLAG_TYPES, description: 'Must be sent together with value' })

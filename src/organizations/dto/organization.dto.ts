@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { ArrayMinSize, ArrayUnique, IsArray, IsEnum, IsInt, IsString, Length, Max, Min } from 'class-validator';
+import { ArrayMinSize, ArrayUnique, IsArray, IsEnum, IsInt, IsString, Max, Min } from 'class-validator';
+import { CharLength } from '../../common/validation';
 import { ApiKeyEntity } from '../api-key.entity';
 import { OrganizationEntity } from '../organization.entity';
 import { Permission } from '../permission';
@@ -9,13 +9,12 @@ import { SubscriptionEntity } from '../subscription.entity';
 export class CreateOrganizationDto {
   @ApiProperty({ minLength: 1, maxLength: 200, example: 'Acme Games' })
   @IsString()
-  @Length(1, 200)
+  @CharLength(1, 200)
   name: string;
 }
 
 export class UpdateOrganizationDto {
   @ApiProperty({ description: 'Storage allocation in bytes', minimum: 0, example: 1073741824 })
-  @Type(() => Number)
   @IsInt()
   @Min(0)
   @Max(Number.MAX_SAFE_INTEGER)
@@ -25,7 +24,7 @@ export class UpdateOrganizationDto {
 export class CreateApiKeyDto {
   @ApiProperty({ minLength: 1, maxLength: 100, example: 'game-server-eu' })
   @IsString()
-  @Length(1, 100)
+  @CharLength(1, 100)
   name: string;
 
   @ApiProperty({ enum: Permission, isArray: true, example: [Permission.FLAGS_READ] })
@@ -39,7 +38,7 @@ export class CreateApiKeyDto {
 export class CreateSubscriptionDto {
   @ApiProperty({ minLength: 1, maxLength: 100, example: 'pro' })
   @IsString()
-  @Length(1, 100)
+  @CharLength(1, 100)
   plan: string;
 }
 

@@ -94,7 +94,8 @@ export class Init1795351584288 implements MigrationInterface {
       `CREATE INDEX flag_audit_entries_flag_idx ON flag_audit_entries (organization_id, flag_id, created_at DESC, id DESC)`,
     );
 
-    // Append-only: the one change allowed is the flag_id null-out done by ON DELETE SET NULL.
+    // Append-only: the one change allowed is the flag_id null-out done by ON DELETE SET NULL
+    // (narrowed to deleted flags by AuditNullOutOnlyForDeletedFlags).
     await queryRunner.query(`
       CREATE FUNCTION flag_audit_entries_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN

@@ -142,12 +142,18 @@ describe('flag audit log', () => {
   });
 
   it('refuses updates and deletes of entries at the database', async () => {
-    await createFlag(t, org.key, { key: 'k' });
+    const flag = await createFlag(t, org.key, { key: 'k' });
     await expect(t.db.query(`UPDATE flag_audit_entries SET action = 'flag.update' WHERE organization_id = $1`, [org.id])).rejects.toThrow(
       /append-only/,
     );
-    await expect(t.db.query('UPDATE flag_audit_entries SET flag_id = NULL WHERE organization_id = $1', [org.id])).resolves.toBeDefined();
+    // Detaching a live flag's history is refused; only the flag's deletion clears flag_id.
+    await expect(t.db.query('UPDATE flag_audit_entries SET flag_id = NULL WHERE organization_id = $1', [org.id])).rejects.toThrow(
+      /append-only/,
+    );
     await expect(t.db.query('DELETE FROM flag_audit_entries WHERE organization_id = $1', [org.id])).rejects.toThrow(/append-only/);
+    await api(t, org.key).delete(`/flags/${flag.id}`).expect(204);
+    const { rows } = await t.db.query('SELECT flag_id FROM flag_audit_entries WHERE organization_id = $1', [org.id]);
+    expect(rows).toEqual([{ flag_id: null }, { flag_id: null }]);
   });
 
   it('never leaves a flag change without its audit entry, nor an entry without its change', async () => {

@@ -22,6 +22,8 @@ export class ApiKeyAuthenticator {
 
   private readonly byHash = new Map<string, CacheEntry>();
   private readonly hashByKeyId = new Map<string, string>();
+  /** Counts revocations heard, so a lookup that was in flight during one is not cached. */
+  private evictions = 0;
 
   constructor(
     private readonly organizations: OrganizationsRepository,
@@ -38,6 +40,7 @@ export class ApiKeyAuthenticator {
     const cached = this.byHash.get(keyHash);
     if (cached && cached.expiresAt > Date.now()) return cached.principal;
 
+    const evictionsBefore = this.evictions;
     const key = await this.organizations.findActiveApiKeyByHash(keyHash);
     // The row was found through an index on the hash; compare again in constant time before trusting it.
     if (!key || !timingSafeEqual(Buffer.from(key.keyHash), Buffer.from(keyHash))) return null;
@@ -46,7 +49,9 @@ export class ApiKeyAuthenticator {
       organizationId: key.organizationId,
       permissions: new Set(key.permissions),
     };
-    this.remember(keyHash, principal);
+    // A revocation heard during the lookup may be of this key, read just before it committed: answer this
+    // request, which started first, but do not keep the key.
+    if (this.evictions === evictionsBefore) this.remember(keyHash, principal);
     return principal;
   }
 
@@ -59,6 +64,7 @@ export class ApiKeyAuthenticator {
   }
 
   evict(keyId: string): void {
+    this.evictions += 1;
     const keyHash = this.hashByKeyId.get(keyId);
     if (keyHash === undefined) return;
     this.byHash.delete(keyHash);

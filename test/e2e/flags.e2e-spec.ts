@@ -200,7 +200,10 @@ describe('flags API', () => {
       ['page=abc', /page must be an integer/],
       ['sort=key', /property sort should not exist/],
       ['search=%00', /^search must not contain the NUL character/],
-      ['page=99999999999999999999', /page must not be greater than 1000000000/],
+      ['page=1000000001', /page must not be greater than 1000000000/],
+      ['page=99999999999999999999', /page must be an integer number/],
+      ['page=0x10', /page must be an integer number/],
+      ['limit=', /limit must be an integer number/],
     ])('rejects %s with 400', async (query, message) => {
       const response = await api(t, org.key).get(`/flags?${query}`).expect(400);
       expect(response.body.message).toMatch(message);

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptions } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
+import { Transform } from 'class-transformer';
 import { IsInt, Max, Min } from 'class-validator';
+import { wholeNumber } from './query-transforms';
 
 /** Keeps the row offset, (page - 1) * limit, well inside PostgreSQL's bigint. */
 export const MAX_PAGE = 1_000_000_000;
@@ -8,14 +9,14 @@ export const MAX_PAGE = 1_000_000_000;
 /** `page` and `limit` query parameters: 1-indexed pages of 1-100 items, 20 by default. */
 export class PageQueryDto {
   @ApiProperty({ required: false, minimum: 1, maximum: MAX_PAGE, default: 1, description: '1-indexed page' })
-  @Type(() => Number)
+  @Transform(wholeNumber)
   @IsInt()
   @Min(1)
   @Max(MAX_PAGE)
   page: number = 1;
 
   @ApiProperty({ required: false, minimum: 1, maximum: 100, default: 20, description: 'Page size' })
-  @Type(() => Number)
+  @Transform(wholeNumber)
   @IsInt()
   @Min(1)
   @Max(100)

@@ -3,7 +3,7 @@ import { Transform } from 'class-transformer';
 import { IsEnum, IsInt, IsOptional, Max, Min } from 'class-validator';
 import { MAX_PAGE } from '../../common/dto/pagination';
 import { STORAGE_KINDS, StorageKind } from '../storage-kind';
-import { wholeNumber } from './query-transforms';
+import { wholeNumber } from '../../common/dto/query-transforms';
 import { StorageItemDto } from './storage-item.dto';
 
 export class ListItemsQueryDto {

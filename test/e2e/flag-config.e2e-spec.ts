@@ -157,3 +157,24 @@ describe.each([
     await request(t.http).get('/v1/flags/config').expect(401);
   });
 });
+
+describe('GET /flags/config rate limit across both paths', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ CONFIG_RATE_LIMIT_PER_MINUTE: '3' });
+  });
+  afterAll(() => t.close());
+
+  it('counts the lean path and the Nest route against one budget per key', async () => {
+    const org = await createOrganization(t);
+    const lean = () => request(t.http).get('/v1/flags/config').set(bearer(org.key));
+    // Express routes a trailing slash to the Nest route, which the lean path does not claim.
+    const routed = () => request(t.http).get('/v1/flags/config/').set(bearer(org.key));
+    await lean().expect(200);
+    await routed().expect(200);
+    await lean().expect(200);
+    await routed().expect(429);
+    await lean().expect(429);
+  });
+});

@@ -200,18 +200,37 @@ describe.each(DRIVERS)('upload host (%s driver)', (driver) => {
       expect(await orgKeys(org)).toEqual([]);
       expect(await tempFiles()).toEqual([]);
       await request(t.http).get(pathOf(signed.mediaUrl!)).expect(404);
+    });
 
-      // Both orders at once: however they interleave, the end state is the same.
-      const again = await preallocate(org, body.length);
-      const [uploaded, purged] = await Promise.all([
-        put(t, again.url, body, 'image/png'),
-        request(t.http).delete('/v1/storage/purge').set(bearer(org.key)).send({}),
-      ]);
-      expect([200, 404]).toContain(uploaded.status);
-      expect(purged.status).toBe(200);
-      if (uploaded.status === 200) await request(t.http).delete('/v1/storage/purge').set(bearer(org.key)).send({}).expect(200);
-      expect(await row(again.mediaId!)).toBeUndefined();
-      expect(await orgKeys(org)).toEqual([]);
+    it('a purge sent together with an upload always purges the item, and the database and the store agree', async () => {
+      // The pending row exists before either request starts, and the purge deletes pending and complete rows
+      // alike, so its DELETE always takes the row: before completePending (the upload answers 404 and removes
+      // the bytes it streamed) or after it (the upload answers 200 and the purge removes the bytes). No
+      // interleaving lets the item outlive a purge that answered 200, so there is no third outcome.
+      const org = await createOrganization(t);
+      const body = bytes(200_000);
+      for (const delayMs of [0, 0, 2, 5, 10, 20, 40]) {
+        const signed = await preallocate(org, body.length);
+        const [uploaded, purged] = await Promise.all([
+          put(t, signed.url, body, 'image/png'),
+          new Promise((resolve) => setTimeout(resolve, delayMs)).then(() =>
+            request(t.http).delete('/v1/storage/purge').set(bearer(org.key)).send({}),
+          ),
+        ]);
+        expect(purged.status).toBe(200);
+        expect(purged.body.purgedCount).toBe(1);
+        if (uploaded.status === 200) {
+          expect(uploaded.body).toMatchObject({ id: signed.mediaId, state: 'complete', size: body.length });
+        } else {
+          expectError(uploaded, 404, 'NOT_FOUND', /deleted or purged/);
+        }
+        // Whoever won: no row, no bytes, no temp file, and the CDN has nothing to serve.
+        expect(await row(signed.mediaId!)).toBeUndefined();
+        expect(await storedObject(t, org.id, signed.mediaId!)).toBe(false);
+        expect(await orgKeys(org)).toEqual([]);
+        expect(await tempFiles()).toEqual([]);
+        await request(t.http).get(pathOf(signed.mediaUrl!)).expect(404);
+      }
     });
   });
 

@@ -1,11 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Readable } from 'node:stream';
 import { decideRange, ifNoneMatchMatches, ifRangeAllowsRange } from './http-range';
-import { OBJECT_STORE, ObjectStore } from './object-store/object-store';
+import { isUuid, OBJECT_STORE, ObjectStore } from './object-store/object-store';
 import { StorageErrors } from './storage.errors';
 import { StorageRepository } from './storage.repository';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface CdnRequest {
   method: string;
@@ -33,7 +31,7 @@ export class CdnService {
   ) {}
 
   async read(organizationId: string, mediaId: string, request: CdnRequest): Promise<CdnResponse> {
-    if (!UUID.test(organizationId) || !UUID.test(mediaId)) throw StorageErrors.fileNotFound();
+    if (!isUuid(organizationId) || !isUuid(mediaId)) throw StorageErrors.fileNotFound();
     const item = await this.items.findCompleteItem(organizationId.toLowerCase(), mediaId.toLowerCase());
     if (!item || !item.checksum) throw StorageErrors.fileNotFound();
 

@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import { DomainError } from '../common/domain-error';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { UploadedItemDto } from './dto/storage-item.dto';
-import { OBJECT_STORE, ObjectStore, objectKeyFor } from './object-store/object-store';
+import { isUuid, OBJECT_STORE, ObjectStore, objectKeyFor } from './object-store/object-store';
 import { StorageMetadata } from './storage-item.entity';
 import { kindOfContentType, normalizeContentType } from './storage-kind';
 import { parseMetadata } from './storage-metadata';
@@ -16,7 +16,6 @@ import { StorageUrls } from './storage-urls';
 import { UploadMeter } from './upload-meter';
 import { NonAllocatedGrant, PreallocatedGrant, UploadSigner, VerifyResult } from './upload-signer';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DIGITS = /^\d{1,16}$/;
 
 export type UploadQuery = Record<string, unknown>;
@@ -124,8 +123,8 @@ export class UploadService {
   private verifyPreallocated(organizationId: string, mediaId: string, query: UploadQuery): PreallocatedGrant {
     const { size, contentType, expires, signature } = query;
     if (
-      !UUID.test(organizationId) ||
-      !UUID.test(mediaId) ||
+      !isUuid(organizationId) ||
+      !isUuid(mediaId) ||
       typeof size !== 'string' ||
       !DIGITS.test(size) ||
       typeof contentType !== 'string' ||
@@ -147,7 +146,7 @@ export class UploadService {
 
   private verifyNonAllocated(organizationId: string, query: UploadQuery): NonAllocatedGrant {
     const { nonce, expires, signature } = query;
-    if (!UUID.test(organizationId) || typeof nonce !== 'string' || !UUID.test(nonce) || typeof expires !== 'string' || !DIGITS.test(expires)) {
+    if (!isUuid(organizationId) || typeof nonce !== 'string' || !isUuid(nonce) || typeof expires !== 'string' || !DIGITS.test(expires)) {
       throw StorageErrors.uploadUrlInvalid('it is not a complete signed upload URL');
     }
     const grant: NonAllocatedGrant = {

@@ -27,6 +27,7 @@ export interface ObjectStore {
   put(key: string, body: Readable, size?: number): Promise<void>;
   /** The object's bytes, or only `range`; null when there is no such object. */
   read(key: string, range?: ByteRange): Promise<Readable | null>;
+  /** Whether a committed object is under `key`. The service never asks (it goes by the row); the tests do. */
   exists(key: string): Promise<boolean>;
   /** Idempotent: deleting a missing object is not an error. */
   delete(key: string): Promise<void>;
@@ -36,7 +37,15 @@ export interface ObjectStore {
   sweepTemporary(before: Date): Promise<number>;
 }
 
-const OBJECT_KEY = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const UUID_SOURCE = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+const UUID = new RegExp(`^${UUID_SOURCE}$`, 'i');
+/** Lower case only: objectKeyFor lowercases, so a key in another case is not one the service made. */
+const OBJECT_KEY = new RegExp(`^${UUID_SOURCE}/${UUID_SOURCE}$`);
+
+/** A UUID in the 8-4-4-4-12 hex form, either case (ids in URLs the service signed or handed out). */
+export function isUuid(value: string): boolean {
+  return UUID.test(value);
+}
 
 export function objectKeyFor(organizationId: string, itemId: string): string {
   return `${organizationId}/${itemId}`.toLowerCase();

@@ -9,7 +9,7 @@ import { UploadedItemDto } from './dto/storage-item.dto';
 import { isUuid, OBJECT_STORE, ObjectStore, objectKeyFor } from './object-store/object-store';
 import { StorageMetadata } from './storage-item.entity';
 import { kindOfContentType, normalizeContentType } from './storage-kind';
-import { parseMetadata } from './storage-metadata';
+import { METADATA_MAX_BYTES, parseMetadata } from './storage-metadata';
 import { StorageErrors } from './storage.errors';
 import { StorageRepository } from './storage.repository';
 import { StorageUrls } from './storage-urls';
@@ -17,6 +17,12 @@ import { UploadMeter } from './upload-meter';
 import { NonAllocatedGrant, PreallocatedGrant, UploadSigner, VerifyResult } from './upload-signer';
 
 const DIGITS = /^\d{1,16}$/;
+/**
+ * The multipart metadata field as sent. The 2048-byte rule (METADATA_MAX_BYTES) is on the metadata as
+ * compact JSON, which parseMetadata checks; the field itself may be longer (whitespace, \u escapes), so the
+ * parser only stops a field too long to be worth reading.
+ */
+const METADATA_FIELD_MAX_BYTES = 64 * 1024;
 
 export type UploadQuery = Record<string, unknown>;
 
@@ -191,7 +197,7 @@ export class UploadService {
       const form: ReceivedForm = {};
       let parser: busboy.Busboy;
       try {
-        parser = busboy({ headers: request.headers, limits: { files: 1, fields: 1, fieldSize: 64 * 1024 } });
+        parser = busboy({ headers: request.headers, limits: { files: 1, fields: 1, fieldSize: METADATA_FIELD_MAX_BYTES } });
       } catch {
         return reject(StorageErrors.validation('The multipart body has no valid boundary'));
       }
@@ -240,7 +246,13 @@ export class UploadService {
         if (failure) return;
         if (name === 'file') return fail(StorageErrors.validation('file must be sent as a file part (with a filename), not as a text field'));
         if (name !== 'metadata') return fail(StorageErrors.validation(`Unexpected field "${name}": only "file" and "metadata" are accepted`));
-        if (info.valueTruncated) return fail(StorageErrors.validation('metadata must be at most 2048 bytes in total'));
+        if (info.valueTruncated) {
+          return fail(
+            StorageErrors.validation(
+              `The metadata field must be at most ${METADATA_FIELD_MAX_BYTES} bytes (the metadata itself at most ${METADATA_MAX_BYTES} bytes as compact JSON)`,
+            ),
+          );
+        }
         form.metadata = value;
       });
       parser.on('filesLimit', () => fail(StorageErrors.validation('Only one file may be uploaded per URL')));

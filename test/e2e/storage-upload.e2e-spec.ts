@@ -268,6 +268,16 @@ describe.each(DRIVERS)('upload host (%s driver)', (driver) => {
     it.each([
       ['invalid metadata', (url: string) => post(t, url, bytes(10), { metadata: '{"bad key":1}' }), /key names may only contain/],
       ['metadata that is not JSON', (url: string) => post(t, url, bytes(10), { metadata: 'nope' }), /JSON-encoded object/],
+      [
+        'a metadata field over 64 KiB',
+        (url: string) => post(t, url, bytes(10), { metadata: `{"a":"b"${' '.repeat(64 * 1024)}}` }),
+        /^The metadata field must be at most 65536 bytes \(the metadata itself at most 2048 bytes as compact JSON\)$/,
+      ],
+      [
+        'metadata over 2048 bytes as compact JSON',
+        (url: string) => post(t, url, bytes(10), { metadata: JSON.stringify({ a: 'x'.repeat(500), b: 'x'.repeat(500), c: 'x'.repeat(500), d: 'x'.repeat(500), e: 'x'.repeat(100) }) }),
+        /metadata must be at most 2048 bytes in total/,
+      ],
       ['no file part', (url: string) => request(t.http).post(pathOf(url)).field('metadata', '{}'), /file is required/],
       ['the file as a text field', (url: string) => request(t.http).post(pathOf(url)).field('file', 'abc'), /file part/],
       ['another field', (url: string) => post(t, url, bytes(10)).field('extra', 'x'), /Unexpected field "extra"/],
@@ -281,6 +291,14 @@ describe.each(DRIVERS)('upload host (%s driver)', (driver) => {
       expect(await orgKeys(org)).toEqual([]);
       expect((await t.db.query('SELECT * FROM storage_upload_nonces WHERE organization_id = $1', [org.id])).rows).toEqual([]);
       await post(t, signed.url, bytes(10)).expect(201);
+    });
+
+    it('measures the 2048-byte metadata rule on compact JSON, so a padded field over 2048 bytes is accepted', async () => {
+      const org = await createOrganization(t);
+      const padded = `{ "level": 2,${' '.repeat(3000)}"name": "caf\\u00e9" }`;
+      expect(Buffer.byteLength(padded)).toBeGreaterThan(2048);
+      const response = await post(t, (await signedUrl(t, org)).url, bytes(10), { metadata: padded }).expect(201);
+      expect(response.body.metadata).toEqual({ level: 2, name: 'café' });
     });
 
     it('answers 403 to an expired or tampered URL', async () => {

@@ -20,6 +20,12 @@ export const StorageErrors = {
   itemNotFound: (itemId: string) =>
     new DomainError(HttpStatus.NOT_FOUND, StorageErrorCode.NOT_FOUND, `Storage item ${itemId} not found`),
   fileNotFound: () => new DomainError(HttpStatus.NOT_FOUND, StorageErrorCode.NOT_FOUND, 'File not found'),
+  organizationNotFound: (organizationId: string) =>
+    new DomainError(
+      HttpStatus.NOT_FOUND,
+      StorageErrorCode.NOT_FOUND,
+      `Organization ${organizationId} no longer exists (removed after this API key authenticated)`,
+    ),
   uploadUrlInvalid: (reason: string) =>
     new DomainError(HttpStatus.FORBIDDEN, StorageErrorCode.FORBIDDEN, `Upload URL rejected: ${reason}`),
   uploadUrlUsed: () =>

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import { totalPages } from '../common/dto/pagination';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { OrganizationsRepository } from '../organizations/organizations.repository';
 import { ListItemsQueryDto, StorageItemPageDto } from './dto/list-items.dto';
@@ -86,7 +87,7 @@ export class StorageService {
   async listItems(organizationId: string, query: ListItemsQueryDto): Promise<StorageItemPageDto> {
     const { page, limit, kind } = query;
     const { items, total } = await this.items.listItems(organizationId, kind, (page - 1) * limit, limit);
-    return { items: items.map(StorageItemDto.from), total, page, limit, totalPages: Math.ceil(total / limit) };
+    return { items: items.map(StorageItemDto.from), total, page, limit, totalPages: totalPages(total, limit) };
   }
 
   async statistics(organizationId: string): Promise<StorageStatsDto> {
@@ -95,7 +96,7 @@ export class StorageService {
       this.items.usageByKind(organizationId),
     ]);
     // The key authenticated a moment ago, so the organization exists unless it was removed in between.
-    if (!organization) throw StorageErrors.fileNotFound();
+    if (!organization) throw StorageErrors.organizationNotFound(organizationId);
     const breakdown = STORAGE_KINDS.map((kind) => {
       const found = usage.find((entry) => entry.kind === kind);
       return { kind, count: found?.count ?? 0, size: found?.size ?? 0 };

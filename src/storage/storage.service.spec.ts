@@ -1,0 +1,33 @@
+import { AppConfig } from '../config/app-config';
+import { OrganizationsRepository } from '../organizations/organizations.repository';
+import { ObjectStore } from './object-store/object-store';
+import { StorageErrorCode } from './storage.errors';
+import { StorageRepository } from './storage.repository';
+import { StorageService } from './storage.service';
+import { StorageUrls } from './storage-urls';
+
+describe('StorageService.statistics', () => {
+  const organizationId = '0b7e4d1c-2f55-4c4e-9d1a-6f0c2a3b4c5d';
+  const service = (organization: { storageAllocation: number } | null) =>
+    new StorageService(
+      { usageByKind: async () => [{ kind: 'image', count: 2, size: 300 }] } as unknown as StorageRepository,
+      { findOrganization: async () => organization } as unknown as OrganizationsRepository,
+      {} as StorageUrls,
+      {} as ObjectStore,
+      {} as AppConfig,
+    );
+
+  it('reports usage against the allocation', async () => {
+    const stats = await service({ storageAllocation: 200 }).statistics(organizationId);
+    expect(stats).toMatchObject({ totalStorage: 200, usedStorage: 300, overageStorage: 100 });
+    expect(stats.breakdown).toContainEqual({ kind: 'image', count: 2, size: 300 });
+  });
+
+  it('says the organization is missing, not a file, when it was removed after the key authenticated', async () => {
+    await expect(service(null).statistics(organizationId)).rejects.toMatchObject({
+      status: 404,
+      code: StorageErrorCode.NOT_FOUND,
+      message: `Organization ${organizationId} no longer exists (removed after this API key authenticated)`,
+    });
+  });
+});

@@ -38,7 +38,9 @@ export class StorageRepository {
 
   private async query(sql: string, parameters: unknown[]): Promise<Row[]> {
     const result: unknown = await this.txHost.tx.query(sql, parameters);
-    // TypeORM answers UPDATE and DELETE with [rows, affectedCount], everything else with rows.
+    // TypeORM's postgres driver answers UPDATE and DELETE (RETURNING or not) with [rows, affectedCount] and
+    // everything else with rows (PostgresQueryRunner.query). Unwrapped here so that every method reads rows.
+    // A SELECT or INSERT result cannot take this shape: its elements are row objects, never a number.
     if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') {
       return result[0] as Row[];
     }

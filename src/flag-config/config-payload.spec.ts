@@ -1,4 +1,4 @@
-import { buildConfigPayload, configEtag, ifNoneMatchMatches, POLL_INTERVAL_SECONDS } from './config-payload';
+import { buildConfigPayload, configEtag, POLL_INTERVAL_SECONDS } from './config-payload';
 
 const flags = [
   { key: 'a', type: 'json' as const, value: { x: 1, y: [1, 2] }, runtime: 'server' as const },
@@ -43,23 +43,5 @@ describe('buildConfigPayload', () => {
       pollIntervalSeconds: POLL_INTERVAL_SECONDS,
       flags,
     });
-  });
-});
-
-describe('ifNoneMatchMatches', () => {
-  it.each([
-    ['W/"abc"', true],
-    ['"abc"', true],
-    ['abc', true],
-    ['*', true],
-    ['"x", W/"abc"', true],
-    ['  W/"abc"  ', true],
-    ['W/"abd"', false],
-    ['"ab"', false],
-    ['', false],
-    [undefined, false],
-    ['W/abc"', false],
-  ])('%p -> %p', (header, expected) => {
-    expect(ifNoneMatchMatches(header, 'abc')).toBe(expected);
   });
 });

@@ -36,19 +36,3 @@ export function buildConfigPayload(entries: readonly ConfigEntry[], now = new Da
   );
   return { etag, etagHeader: `W/"${etag}"`, body, builtAt: now.getTime() };
 }
-
-/**
- * Whether an If-None-Match header matches: `*`, or any listed validator in the forms `W/"h"`, `"h"` or a
- * bare `h`, compared weakly (RFC 9110 13.1.2).
- */
-export function ifNoneMatchMatches(header: string | undefined, etag: string): boolean {
-  if (!header) return false;
-  for (const candidate of header.split(',')) {
-    let tag = candidate.trim();
-    if (tag === '*') return true;
-    if (tag.startsWith('W/')) tag = tag.slice(2);
-    if (tag.length >= 2 && tag.startsWith('"') && tag.endsWith('"')) tag = tag.slice(1, -1);
-    if (tag === etag) return true;
-  }
-  return false;
-}

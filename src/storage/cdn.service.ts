@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Readable } from 'node:stream';
-import { decideRange, ifNoneMatchMatches, ifRangeAllowsRange } from './http-range';
+import { ifNoneMatchMatches } from '../common/etag';
+import { decideRange, ifRangeAllowsRange } from './http-range';
 import { isUuid, OBJECT_STORE, ObjectStore } from './object-store/object-store';
 import { StorageErrors } from './storage.errors';
 import { StorageRepository } from './storage.repository';
@@ -45,7 +46,7 @@ export class CdnService {
       'X-Content-Type-Options': 'nosniff',
       'Content-Security-Policy': "default-src 'none'; sandbox",
     };
-    if (ifNoneMatchMatches(request.ifNoneMatch, etag)) return { status: 304, headers };
+    if (ifNoneMatchMatches(request.ifNoneMatch, item.checksum)) return { status: 304, headers };
 
     headers['Content-Type'] = item.contentType;
     const decision = ifRangeAllowsRange(request.ifRange, etag) ? decideRange(request.range, item.size) : { kind: 'full' as const };

@@ -25,13 +25,6 @@ export function decideRange(header: string | undefined, size: number): RangeDeci
   return { kind: 'partial', range: { start, end } };
 }
 
-/** Weak comparison (RFC 9110 13.1.2), as If-None-Match requires; `*` matches any current file. */
-export function ifNoneMatchMatches(header: string | undefined, etag: string): boolean {
-  if (header === undefined) return false;
-  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
-  return header.split(',').some((candidate) => candidate.trim() === '*' || opaque(candidate) === opaque(etag));
-}
-
 /** If-Range needs a strong match; a date or a weak tag never matches, so the whole file is sent. */
 export function ifRangeAllowsRange(header: string | undefined, etag: string): boolean {
   return header === undefined || header.trim() === etag;

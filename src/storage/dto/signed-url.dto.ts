@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
-import { wholeNumber } from './query-transforms';
+import { wholeNumber } from '../../common/dto/query-transforms';
 
 export class SignedUrlQueryDto {
   @ApiPropertyOptional({ description: 'MIME type of the file (pre-allocated mode, with size)', example: 'image/png' })

@@ -1,1 +1,0 @@
-export { wholeNumber } from '../../common/dto/query-transforms';

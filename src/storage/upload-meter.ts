@@ -23,7 +23,8 @@ export class UploadMeter extends Transform {
   private readonly hash = createHash('sha256');
 
   constructor(private readonly limits: UploadLimits) {
-    super();
+    // Buffer up to 1 MiB so the store writes in large chunks rather than one syscall per socket read.
+    super({ highWaterMark: 1024 * 1024 });
   }
 
   /** Hex sha256 of everything that passed; valid once the stream has ended. */

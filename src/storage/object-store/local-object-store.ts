@@ -7,7 +7,8 @@ import { pipeline } from 'node:stream/promises';
 import { assertObjectKey, ByteRange, ObjectStore, StoredObject } from './object-store';
 
 const TMP_DIR = '.tmp';
-const READ_CHUNK_BYTES = 1024 * 1024;
+// Large files move in 1 MiB chunks: a sixteenth of the syscalls and socket writes of the 64 KiB default.
+const IO_CHUNK_BYTES = 1024 * 1024;
 
 /**
  * Files under `<dataDir>/objects/<organizationId>/<itemId>`. A write goes to `.tmp/<random>` in the same
@@ -31,7 +32,7 @@ export class LocalObjectStore implements ObjectStore {
     const tmp = join(this.tmpDir, randomUUID());
     try {
       // flush: fsync before close, so the rename never publishes a file whose bytes are not on disk.
-      await pipeline(body, createWriteStream(tmp, { flags: 'wx', mode: 0o600, flush: true }));
+      await pipeline(body, createWriteStream(tmp, { flags: 'wx', mode: 0o600, flush: true, highWaterMark: IO_CHUNK_BYTES }));
       await mkdir(dirname(path), { recursive: true });
       await rename(tmp, path);
     } catch (error) {
@@ -49,9 +50,8 @@ export class LocalObjectStore implements ObjectStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw error;
     }
-    // The open handle keeps the bytes readable even if the file is deleted while it streams. Reads of
-    // 1 MiB rather than the default 64 KiB cut the syscalls and socket writes of a large download by 16.
-    return handle.createReadStream({ highWaterMark: READ_CHUNK_BYTES, ...(range ? { start: range.start, end: range.end } : {}) });
+    // The open handle keeps the bytes readable even if the file is deleted while it streams.
+    return handle.createReadStream({ highWaterMark: IO_CHUNK_BYTES, ...(range ? { start: range.start, end: range.end } : {}) });
   }
 
   async exists(key: string): Promise<boolean> {

@@ -23,6 +23,25 @@ export interface FlagSnapshot {
   archived: boolean;
 }
 
+/** Which parts of a flag an edit changes; the audit label and the flag rules both read this. */
+export interface FlagChanges {
+  runtime: boolean;
+  /** Type or value. */
+  value: boolean;
+  archived: boolean;
+  /** Name or description. */
+  details: boolean;
+}
+
+export function changesBetween(before: FlagSnapshot, after: FlagSnapshot): FlagChanges {
+  return {
+    runtime: before.runtime !== after.runtime,
+    value: before.type !== after.type || !jsonEqual(before.value, after.value),
+    archived: before.archived !== after.archived,
+    details: before.name !== after.name || before.description !== after.description,
+  };
+}
+
 /**
  * The label of one change. An edit touching several fields is labelled by the most significant one:
  * runtime > value (type and value) > archived state > name and description. Null when nothing changed.
@@ -31,9 +50,10 @@ export function auditActionFor(before: FlagSnapshot | null, after: FlagSnapshot 
   if (!before && !after) return null;
   if (!before) return AuditAction.CREATE;
   if (!after) return AuditAction.DELETE;
-  if (before.runtime !== after.runtime) return AuditAction.RUNTIME_SET;
-  if (before.type !== after.type || !jsonEqual(before.value, after.value)) return AuditAction.VALUE_SET;
-  if (before.archived !== after.archived) return after.archived ? AuditAction.ARCHIVE : AuditAction.UNARCHIVE;
-  if (before.name !== after.name || before.description !== after.description) return AuditAction.UPDATE;
+  const changes = changesBetween(before, after);
+  if (changes.runtime) return AuditAction.RUNTIME_SET;
+  if (changes.value) return AuditAction.VALUE_SET;
+  if (changes.archived) return after.archived ? AuditAction.ARCHIVE : AuditAction.UNARCHIVE;
+  if (changes.details) return AuditAction.UPDATE;
   return null;
 }

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { FlagSnapshot } from '../audit/audit-action';
+import { changesBetween, FlagSnapshot } from '../audit/audit-action';
 import { AuditRecorder } from '../audit/audit-recorder';
-import { jsonEqual } from '../common/canonical-json';
 import { totalPages } from '../common/dto/pagination';
 import { OrganizationsRepository } from '../organizations/organizations.repository';
 import { QuotaService } from '../quota/quota.service';
@@ -83,13 +82,11 @@ export class FlagsService {
     };
 
     const locked = await this.isLocked(organizationId, flagId);
-    const valueChanges = after.type !== before.type || !jsonEqual(after.value, before.value);
-    const editsContent =
-      valueChanges || after.name !== before.name || after.description !== before.description || after.runtime !== before.runtime;
+    const changes = changesBetween(before, after);
     // Archiving and restoring stay allowed on a locked flag; every other edit is refused.
-    if (locked && editsContent) throw FlagsErrors.locked(current.key);
+    if (locked && (changes.value || changes.runtime || changes.details)) throw FlagsErrors.locked(current.key);
     // A value may change on an active flag, or in the same request that restores it.
-    if (valueChanges && before.archived && after.archived) throw FlagsErrors.archivedValueChange(current.key);
+    if (changes.value && before.archived && after.archived) throw FlagsErrors.archivedValueChange(current.key);
 
     if (!this.audit.record({ organizationId, flagId, flagKey: current.key, before, after })) {
       return FeatureFlagDto.from(current, locked);

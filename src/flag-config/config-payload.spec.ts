@@ -1,3 +1,6 @@
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { resolve } from 'node:path';
 import { buildConfigPayload, configEtag, POLL_INTERVAL_SECONDS } from './config-payload';
 
 const flags = [
@@ -27,9 +30,30 @@ describe('configEtag', () => {
     expect(configEtag([flags[0]])).not.toBe(etag);
   });
 
-  it('is a fixed value for a fixed input, stable across processes', () => {
-    expect(configEtag([])).toBe(configEtag([]));
-    expect(configEtag([])).toMatch(/^[A-Za-z0-9_-]{32}$/);
+  it('is a fixed value for a fixed input: the first 32 base64url characters of the SHA-256 of the canonical JSON', () => {
+    const sha256 = (text: string) => createHash('sha256').update(text).digest('base64url').slice(0, 32);
+    expect(configEtag([])).toBe('T1PNoYwrqgwDVLtfmj7L5e0Sq02OEbqH');
+    expect(configEtag([])).toBe(sha256('[]'));
+    expect(configEtag(flags)).toBe(
+      sha256(
+        '[{"key":"a","runtime":"server","type":"json","value":{"x":1,"y":[1,2]}},' +
+          '{"key":"b","runtime":"shared","type":"boolean","value":true}]',
+      ),
+    );
+  });
+
+  it('is the same in another process (another instance, or after a restart)', () => {
+    // A second Node process computes the ETags of the same inputs; anything process-specific (pid, start
+    // time, a random seed) would make them differ.
+    const script =
+      `const { configEtag } = require(${JSON.stringify(resolve(__dirname, 'config-payload'))});` +
+      `process.stdout.write(JSON.stringify([configEtag([]), configEtag(JSON.parse(process.argv[1]))]));`;
+    const output = execFileSync(
+      process.execPath,
+      ['-r', 'ts-node/register/transpile-only', '-e', script, JSON.stringify(flags)],
+      { cwd: resolve(__dirname, '../..'), encoding: 'utf8', timeout: 30_000 },
+    );
+    expect(JSON.parse(output)).toEqual([configEtag([]), configEtag(flags)]);
   });
 });
 

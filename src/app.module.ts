@@ -1,6 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
-import { AuditModule } from './audit/audit.module';
 import { AuthModule } from './auth/auth.module';
 import { ApiExceptionFilter } from './common/filters/api-exception.filter';
 import { InvalidationBusModule } from './common/invalidation-bus';
@@ -27,10 +26,9 @@ export class AppModule {
         InvalidationBusModule,
         OrganizationsModule,
         AuthModule,
-        // Routes register in module order: /flags/quota, /flags/audit and /flags/config must come before
-        // FlagsModule's /flags/:flagId, so these modules are listed (and first imported) ahead of it.
+        // Routes register in module order: /flags/quota and /flags/config must come before FlagsModule's
+        // /flags/:flagId, so these modules are listed (and first imported) ahead of it.
         QuotaModule,
-        AuditModule,
         FlagConfigModule,
         FlagsModule,
         StorageModule,

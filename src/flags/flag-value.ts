@@ -1,11 +1,8 @@
-import { FlagType } from '../audit/audit-action';
-
-export const FLAG_TYPES: readonly FlagType[] = ['boolean', 'string', 'number', 'json'];
 export const MAX_VALUE_BYTES = 4096;
 export const MAX_VALUE_DEPTH = 4;
 
 /**
- * Why a value does not fit its flag type (spec 2.4), or null when it does.
+ * Why a value does not fit its flag type , or null when it does.
  * Depth counts containers: `{"a": 1}` is 1 level, `{"a": {"b": 1}}` is 2.
  */
 export function flagValueError(type: unknown, value: unknown): string | null {

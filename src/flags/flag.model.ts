@@ -1,19 +1,15 @@
 import { jsonEqual } from '../common/canonical-json';
 
-export enum AuditAction {
-  CREATE = 'flag.create',
-  UPDATE = 'flag.update',
-  VALUE_SET = 'flag.value.set',
-  RUNTIME_SET = 'flag.runtime.set',
-  ARCHIVE = 'flag.archive',
-  UNARCHIVE = 'flag.unarchive',
-  DELETE = 'flag.delete',
-}
+export const FLAG_TYPES = ['boolean', 'string', 'number', 'json'] as const;
+export type FlagType = (typeof FLAG_TYPES)[number];
 
-export type FlagType = 'boolean' | 'string' | 'number' | 'json';
-export type FlagRuntime = 'shared' | 'server';
+/** `shared` flags may be relayed to players; `server` flags must never leave the game server. */
+export const FLAG_RUNTIMES = ['shared', 'server'] as const;
+export type FlagRuntime = (typeof FLAG_RUNTIMES)[number];
 
-/** The state of a flag as the audit log records it: every field, whichever one changed. */
+export const FLAG_KEY_PATTERN = /^[a-z0-9][a-z0-9_-]*$/;
+
+/** The editable state of a flag: what the audit log records before and after every change. */
 export interface FlagSnapshot {
   name: string;
   description: string | null;
@@ -23,8 +19,22 @@ export interface FlagSnapshot {
   archived: boolean;
 }
 
-/** Which parts of a flag an edit changes; the audit label and the flag rules both read this. */
-export interface FlagChanges {
+/** A stored flag. */
+export interface Flag extends FlagSnapshot {
+  id: string;
+  organizationId: string;
+  key: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export function snapshotOf(flag: Flag): FlagSnapshot {
+  const { name, description, type, value, runtime, archived } = flag;
+  return { name, description, type, value, runtime, archived };
+}
+
+/** Which parts of a flag an edit touches; the lock and archive rules and the audit label all read this. */
+export interface FlagEdit {
   runtime: boolean;
   /** Type or value. */
   value: boolean;
@@ -33,7 +43,7 @@ export interface FlagChanges {
   details: boolean;
 }
 
-export function changesBetween(before: FlagSnapshot, after: FlagSnapshot): FlagChanges {
+export function editBetween(before: FlagSnapshot, after: FlagSnapshot): FlagEdit {
   return {
     runtime: before.runtime !== after.runtime,
     value: before.type !== after.type || !jsonEqual(before.value, after.value),
@@ -42,18 +52,52 @@ export function changesBetween(before: FlagSnapshot, after: FlagSnapshot): FlagC
   };
 }
 
+/** The audit labels of flag changes. */
+export enum FlagAction {
+  CREATE = 'flag.create',
+  UPDATE = 'flag.update',
+  VALUE_SET = 'flag.value.set',
+  RUNTIME_SET = 'flag.runtime.set',
+  ARCHIVE = 'flag.archive',
+  UNARCHIVE = 'flag.unarchive',
+  DELETE = 'flag.delete',
+}
+
 /**
- * The label of one change. An edit touching several fields is labelled by the most significant one:
+ * The label of one change. An edit touching several fields is labelled by the one that outranks the others:
  * runtime > value (type and value) > archived state > name and description. Null when nothing changed.
  */
-export function auditActionFor(before: FlagSnapshot | null, after: FlagSnapshot | null): AuditAction | null {
+export function flagActionFor(before: FlagSnapshot | null, after: FlagSnapshot | null): FlagAction | null {
   if (!before && !after) return null;
-  if (!before) return AuditAction.CREATE;
-  if (!after) return AuditAction.DELETE;
-  const changes = changesBetween(before, after);
-  if (changes.runtime) return AuditAction.RUNTIME_SET;
-  if (changes.value) return AuditAction.VALUE_SET;
-  if (changes.archived) return after.archived ? AuditAction.ARCHIVE : AuditAction.UNARCHIVE;
-  if (changes.details) return AuditAction.UPDATE;
+  if (!before) return FlagAction.CREATE;
+  if (!after) return FlagAction.DELETE;
+  const edit = editBetween(before, after);
+  if (edit.runtime) return FlagAction.RUNTIME_SET;
+  if (edit.value) return FlagAction.VALUE_SET;
+  if (edit.archived) return after.archived ? FlagAction.ARCHIVE : FlagAction.UNARCHIVE;
+  if (edit.details) return FlagAction.UPDATE;
   return null;
+}
+
+/** One change to one flag, labelled, as the audit log records it. */
+export interface FlagChange {
+  organizationId: string;
+  /** Null for a deletion: the entry outlives the row it would reference. */
+  flagId: string | null;
+  flagKey: string;
+  action: FlagAction;
+  before: FlagSnapshot | null;
+  after: FlagSnapshot | null;
+}
+
+/** The labelled change from `before` to `after`, or null when the edit changes nothing. */
+export function flagChange(
+  organizationId: string,
+  flagId: string | null,
+  flagKey: string,
+  before: FlagSnapshot | null,
+  after: FlagSnapshot | null,
+): FlagChange | null {
+  const action = flagActionFor(before, after);
+  return action ? { organizationId, flagId, flagKey, action, before, after } : null;
 }

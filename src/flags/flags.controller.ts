@@ -10,7 +10,6 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
-import { AuditedFlagWrite } from '../audit/audit.interceptor';
 import { CurrentPrincipal, RequirePermission } from '../auth/auth.decorators';
 import { Principal } from '../auth/principal';
 import { UuidParam } from '../common/decorators/uuid-param.decorator';
@@ -18,6 +17,8 @@ import { ApiErrorDto } from '../common/dto/api-error.dto';
 import { Permission } from '../organizations/permission';
 import { CreateFlagDto, UpdateFlagDto } from './dto/flag-input.dto';
 import { FeatureFlagDto, FlagPageDto, ListFlagsQueryDto } from './dto/flag.dto';
+import { FlagWrite } from './flag-writer';
+import { AuditedFlagWrite } from './flag-write.interceptor';
 import { FlagsService } from './flags.service';
 
 @ApiTags('flags')
@@ -32,7 +33,7 @@ export class FlagsController {
   @ApiCreatedResponse({ type: FeatureFlagDto })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: 'Validation failed: bad key, value not matching type, ...' })
   @ApiConflictResponse({ type: ApiErrorDto, description: 'Key already taken, or the organization is at its allowance' })
-  create(@CurrentPrincipal() principal: Principal, @Body() dto: CreateFlagDto): Promise<FeatureFlagDto> {
+  create(@CurrentPrincipal() principal: Principal, @Body() dto: CreateFlagDto): Promise<FlagWrite<FeatureFlagDto>> {
     return this.flags.create(principal.organizationId, dto);
   }
 
@@ -68,7 +69,7 @@ export class FlagsController {
     @CurrentPrincipal() principal: Principal,
     @UuidParam('flagId') flagId: string,
     @Body() dto: UpdateFlagDto,
-  ): Promise<FeatureFlagDto> {
+  ): Promise<FlagWrite<FeatureFlagDto>> {
     return this.flags.update(principal.organizationId, flagId, dto);
   }
 
@@ -80,7 +81,7 @@ export class FlagsController {
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: 'flagId is not a valid UUID' })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such flag in this organization' })
-  delete(@CurrentPrincipal() principal: Principal, @UuidParam('flagId') flagId: string): Promise<void> {
+  delete(@CurrentPrincipal() principal: Principal, @UuidParam('flagId') flagId: string): Promise<FlagWrite<void>> {
     return this.flags.delete(principal.organizationId, flagId);
   }
 }

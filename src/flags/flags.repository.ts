@@ -1,21 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { TransactionHost } from '@nestjs-cls/transactional';
-import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
-import { QueryFailedError } from 'typeorm';
-import { FlagRuntime, FlagSnapshot, FlagType } from '../audit/audit-action';
-
-export interface FlagRow extends FlagSnapshot {
-  id: string;
-  organizationId: string;
-  key: string;
-  createdAt: Date;
-  updatedAt: Date;
-}
+import { isUniqueViolation, Sql } from '../database/sql';
+import { Flag, FlagRuntime, FlagSnapshot, FlagType } from './flag.model';
 
 export interface NewFlag extends FlagSnapshot {
   key: string;
 }
 
+/** What the config payload serves of a flag. */
 export interface ConfigEntry {
   key: string;
   type: FlagType;
@@ -28,57 +19,55 @@ const COLUMNS = `id, organization_id AS "organizationId", key, name, description
 
 const KEY_UNIQUE_CONSTRAINT = 'flags_organization_key_unique';
 
-/** Every query is scoped by organization: there is no way to reach another organization's flag. */
+/**
+ * Every query is scoped by organization: there is no way to reach another organization's flag. Values are
+ * written as `$n::jsonb` text, so that a JSON `null` value is stored as jsonb 'null', not SQL NULL.
+ */
 @Injectable()
 export class FlagsRepository {
-  constructor(private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>) {}
-
-  private query<T>(sql: string, parameters: unknown[]): Promise<T[]> {
-    return this.txHost.tx.query(sql, parameters);
-  }
+  constructor(private readonly sql: Sql) {}
 
   /** The new flag, or null when the organization already has (or had, archived) a flag with that key. */
-  async insert(organizationId: string, flag: NewFlag): Promise<FlagRow | null> {
+  async insert(organizationId: string, flag: NewFlag): Promise<Flag | null> {
     try {
-      const [row] = await this.query<FlagRow>(
+      return await this.sql.row<Flag>(
         `INSERT INTO flags (organization_id, key, name, description, type, value, runtime, archived)
          VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8) RETURNING ${COLUMNS}`,
         [organizationId, flag.key, flag.name, flag.description, flag.type, JSON.stringify(flag.value), flag.runtime, flag.archived],
       );
-      return row;
     } catch (error) {
       if (isUniqueViolation(error, KEY_UNIQUE_CONSTRAINT)) return null;
       throw error;
     }
   }
 
-  async findById(organizationId: string, flagId: string, options: { lock?: boolean } = {}): Promise<FlagRow | null> {
-    const [row] = await this.query<FlagRow>(
-      `SELECT ${COLUMNS} FROM flags WHERE organization_id = $1 AND id = $2 ${options.lock ? 'FOR UPDATE' : ''}`,
+  /** `forUpdate` takes the flag's row lock for the rest of the transaction. */
+  findById(organizationId: string, flagId: string, options: { forUpdate?: boolean } = {}): Promise<Flag | null> {
+    return this.sql.row<Flag>(
+      `SELECT ${COLUMNS} FROM flags WHERE organization_id = $1 AND id = $2 ${options.forUpdate ? 'FOR UPDATE' : ''}`,
       [organizationId, flagId],
     );
-    return row ?? null;
   }
 
-  async update(organizationId: string, flagId: string, state: FlagSnapshot): Promise<FlagRow> {
-    const [rows] = await this.query<FlagRow[]>(
+  async update(organizationId: string, flagId: string, state: FlagSnapshot): Promise<Flag> {
+    const row = await this.sql.row<Flag>(
       `UPDATE flags SET name = $3, description = $4, type = $5, value = $6::jsonb, runtime = $7, archived = $8,
          updated_at = clock_timestamp()
        WHERE organization_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
       [organizationId, flagId, state.name, state.description, state.type, JSON.stringify(state.value), state.runtime, state.archived],
     );
-    // TypeORM's postgres driver answers an UPDATE ... RETURNING with [rows, affectedCount].
-    return rows[0];
+    if (!row) throw new Error(`Flag ${flagId} vanished under its row lock`);
+    return row;
   }
 
   async delete(organizationId: string, flagId: string): Promise<void> {
-    await this.query('DELETE FROM flags WHERE organization_id = $1 AND id = $2', [organizationId, flagId]);
+    await this.sql.rows('DELETE FROM flags WHERE organization_id = $1 AND id = $2', [organizationId, flagId]);
   }
 
   async list(
     organizationId: string,
     filter: { search?: string; includeArchived: boolean; offset: number; limit: number },
-  ): Promise<{ rows: FlagRow[]; total: number }> {
+  ): Promise<{ rows: Flag[]; total: number }> {
     const conditions = ['organization_id = $1'];
     const parameters: unknown[] = [organizationId];
     if (!filter.includeArchived) conditions.push('NOT archived');
@@ -87,7 +76,7 @@ export class FlagsRepository {
       conditions.push(`(key ILIKE $${parameters.length} OR name ILIKE $${parameters.length})`);
     }
     const where = conditions.join(' AND ');
-    const rows = await this.query<FlagRow & { total: number }>(
+    const rows = await this.sql.rows<Flag & { total: number }>(
       `SELECT ${COLUMNS}, count(*) OVER ()::int AS total FROM flags WHERE ${where}
        ORDER BY created_at DESC, id DESC OFFSET $${parameters.length + 1} LIMIT $${parameters.length + 2}`,
       [...parameters, filter.offset, filter.limit],
@@ -96,30 +85,19 @@ export class FlagsRepository {
       return { rows: rows.map(({ total: _total, ...row }) => row), total: rows[0]?.total ?? 0 };
     }
     // Past the last page the window count has no row to ride on.
-    const [{ total }] = await this.query<{ total: number }>(`SELECT count(*)::int AS total FROM flags WHERE ${where}`, parameters);
+    const [{ total }] = await this.sql.rows<{ total: number }>(`SELECT count(*)::int AS total FROM flags WHERE ${where}`, parameters);
     return { rows: [], total };
   }
 
   /** Every non-archived flag, ordered by key bytewise so the order never depends on the database's locale. */
   configEntries(organizationId: string): Promise<ConfigEntry[]> {
-    return this.query<ConfigEntry>(
+    return this.sql.rows<ConfigEntry>(
       `SELECT key, type, value, runtime FROM flags WHERE organization_id = $1 AND NOT archived ORDER BY key COLLATE "C"`,
       [organizationId],
     );
   }
 }
 
-/** The fields the audit log records, taken from a stored flag. */
-export function snapshotOf(row: FlagRow): FlagSnapshot {
-  const { name, description, type, value, runtime, archived } = row;
-  return { name, description, type, value, runtime, archived };
-}
-
 function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (character) => `\\${character}`);
-}
-
-function isUniqueViolation(error: unknown, constraint: string): boolean {
-  const driverError = error instanceof QueryFailedError ? (error.driverError as { code?: string; constraint?: string }) : undefined;
-  return driverError?.code === '23505' && driverError.constraint === constraint;
 }

@@ -1,18 +1,20 @@
 import { Injectable } from '@nestjs/common';
-import { changesBetween, FlagSnapshot } from '../audit/audit-action';
-import { AuditRecorder } from '../audit/audit-recorder';
-import { totalPages } from '../common/dto/pagination';
+import { AuditRepository } from '../audit/audit.repository';
+import { pageWindow, totalPages } from '../common/dto/pagination';
 import { OrganizationsRepository } from '../organizations/organizations.repository';
 import { QuotaService } from '../quota/quota.service';
+import { AuditPageDto, AuditQueryDto } from './dto/flag-audit.dto';
 import { CreateFlagDto, UpdateFlagDto } from './dto/flag-input.dto';
 import { FeatureFlagDto, FlagPageDto, ListFlagsQueryDto } from './dto/flag.dto';
+import { editBetween, flagChange, FlagSnapshot, snapshotOf } from './flag.model';
+import { FlagWrite } from './flag-writer';
 import { FlagsErrors } from './flags.errors';
-import { FlagsRepository, snapshotOf } from './flags.repository';
+import { FlagsRepository } from './flags.repository';
 
 /**
- * Flag rules. Writes run inside the transaction the AuditInterceptor opened for the request, take the
- * organization's row lock first (so the allowance and lock state cannot change underneath them), and
- * record their before/after state for the audit log.
+ * Flag rules. A write method answers a FlagWrite: what it changed, for FlagWriter to audit in the same
+ * transaction. Each takes the organization's row lock first, so the allowance and lock state cannot change
+ * underneath it, and the lock order is always organization row, then flag row.
  */
 @Injectable()
 export class FlagsService {
@@ -20,10 +22,10 @@ export class FlagsService {
     private readonly flags: FlagsRepository,
     private readonly organizations: OrganizationsRepository,
     private readonly quota: QuotaService,
-    private readonly audit: AuditRecorder,
+    private readonly audit: AuditRepository,
   ) {}
 
-  async create(organizationId: string, dto: CreateFlagDto): Promise<FeatureFlagDto> {
+  async create(organizationId: string, dto: CreateFlagDto): Promise<FlagWrite<FeatureFlagDto>> {
     await this.organizations.lockOrganization(organizationId);
     const { max, used } = await this.quota.quotaFor(organizationId);
     if (used >= max) throw FlagsErrors.allowanceReached(max);
@@ -36,10 +38,9 @@ export class FlagsService {
       runtime: dto.runtime ?? 'shared',
       archived: false,
     };
-    const row = await this.flags.insert(organizationId, { key: dto.key, ...state });
-    if (!row) throw FlagsErrors.keyTaken(dto.key);
-    this.audit.record({ organizationId, flagId: row.id, flagKey: row.key, before: null, after: state });
-    return FeatureFlagDto.from(row, false);
+    const flag = await this.flags.insert(organizationId, { key: dto.key, ...state });
+    if (!flag) throw FlagsErrors.keyTaken(dto.key);
+    return new FlagWrite(FeatureFlagDto.from(flag, false), flagChange(organizationId, flag.id, flag.key, null, state));
   }
 
   async list(organizationId: string, query: ListFlagsQueryDto): Promise<FlagPageDto> {
@@ -47,13 +48,12 @@ export class FlagsService {
       this.flags.list(organizationId, {
         search: query.search,
         includeArchived: query.includeArchived,
-        offset: (query.page - 1) * query.limit,
-        limit: query.limit,
+        ...pageWindow(query),
       }),
       this.quota.snapshot(organizationId),
     ]);
     return {
-      results: rows.map((row) => FeatureFlagDto.from(row, lockedFlagIds.has(row.id))),
+      results: rows.map((flag) => FeatureFlagDto.from(flag, lockedFlagIds.has(flag.id))),
       quota,
       total,
       page: query.page,
@@ -62,14 +62,15 @@ export class FlagsService {
   }
 
   async get(organizationId: string, flagId: string): Promise<FeatureFlagDto> {
-    const row = await this.flags.findById(organizationId, flagId);
-    if (!row) throw FlagsErrors.notFound(flagId);
-    return FeatureFlagDto.from(row, await this.isLocked(organizationId, row.id));
+    const flag = await this.flags.findById(organizationId, flagId);
+    if (!flag) throw FlagsErrors.notFound(flagId);
+    return FeatureFlagDto.from(flag, await this.isLocked(organizationId, flag.id));
   }
 
-  async update(organizationId: string, flagId: string, dto: UpdateFlagDto): Promise<FeatureFlagDto> {
+  /** Applies what the body sends; a body that changes nothing writes nothing and reports no change. */
+  async update(organizationId: string, flagId: string, dto: UpdateFlagDto): Promise<FlagWrite<FeatureFlagDto>> {
     await this.organizations.lockOrganization(organizationId);
-    const current = await this.flags.findById(organizationId, flagId, { lock: true });
+    const current = await this.flags.findById(organizationId, flagId, { forUpdate: true });
     if (!current) throw FlagsErrors.notFound(flagId);
     const before = snapshotOf(current);
     const after: FlagSnapshot = {
@@ -82,26 +83,31 @@ export class FlagsService {
     };
 
     const locked = await this.isLocked(organizationId, flagId);
-    const changes = changesBetween(before, after);
+    const edit = editBetween(before, after);
     // Archiving and restoring stay allowed on a locked flag; every other edit is refused.
-    if (locked && (changes.value || changes.runtime || changes.details)) throw FlagsErrors.locked(current.key);
+    if (locked && (edit.value || edit.runtime || edit.details)) throw FlagsErrors.locked(current.key);
     // A value may change on an active flag, or in the same request that restores it.
-    if (changes.value && before.archived && after.archived) throw FlagsErrors.archivedValueChange(current.key);
+    if (edit.value && before.archived && after.archived) throw FlagsErrors.archivedValueChange(current.key);
 
-    if (!this.audit.record({ organizationId, flagId, flagKey: current.key, before, after })) {
-      return FeatureFlagDto.from(current, locked);
-    }
-    const row = await this.flags.update(organizationId, flagId, after);
-    return FeatureFlagDto.from(row, locked);
+    const change = flagChange(organizationId, flagId, current.key, before, after);
+    if (!change) return new FlagWrite(FeatureFlagDto.from(current, locked), null);
+    const updated = await this.flags.update(organizationId, flagId, after);
+    return new FlagWrite(FeatureFlagDto.from(updated, locked), change);
   }
 
-  async delete(organizationId: string, flagId: string): Promise<void> {
+  async delete(organizationId: string, flagId: string): Promise<FlagWrite<void>> {
     await this.organizations.lockOrganization(organizationId);
-    const current = await this.flags.findById(organizationId, flagId, { lock: true });
+    const current = await this.flags.findById(organizationId, flagId, { forUpdate: true });
     if (!current) throw FlagsErrors.notFound(flagId);
-    // The flag's earlier entries lose their flagId through ON DELETE SET NULL; this one never has one.
-    this.audit.record({ organizationId, flagId: null, flagKey: current.key, before: snapshotOf(current), after: null });
     await this.flags.delete(organizationId, flagId);
+    // The flag's earlier entries lose their flagId through ON DELETE SET NULL; this one never has one.
+    return new FlagWrite(undefined, flagChange(organizationId, null, current.key, snapshotOf(current), null));
+  }
+
+  /** The audit log of the organization's flags (or of one flag), newest first. */
+  async history(organizationId: string, query: AuditQueryDto): Promise<AuditPageDto> {
+    const { entries, total } = await this.audit.list(organizationId, { flagId: query.flagId, ...pageWindow(query) });
+    return AuditPageDto.from(entries, total, query);
   }
 
   private async isLocked(organizationId: string, flagId: string): Promise<boolean> {

@@ -23,6 +23,11 @@ export class PageQueryDto {
   limit: number = 20;
 }
 
+/** The rows a page covers. */
+export function pageWindow(query: PageQueryDto): { offset: number; limit: number } {
+  return { offset: (query.page - 1) * query.limit, limit: query.limit };
+}
+
 export function totalPages(total: number, limit: number): number {
   return Math.ceil(total / limit);
 }

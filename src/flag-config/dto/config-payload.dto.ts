@@ -1,8 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { FlagRuntime, FlagType } from '../../audit/audit-action';
-import { FLAG_RUNTIMES } from '../../flags/dto/flag-input.dto';
+import { FLAG_RUNTIMES, FLAG_TYPES, FlagRuntime, FlagType } from '../../flags/flag.model';
 import { JSON_VALUE_SCHEMA } from '../../flags/dto/json-value.schema';
-import { FLAG_TYPES } from '../../flags/flag-value';
 import { POLL_INTERVAL_SECONDS } from '../config-payload';
 
 export class FlagConfigEntryDto {

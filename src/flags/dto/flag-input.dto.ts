@@ -2,13 +2,9 @@ import { ApiProperty, ApiPropertyOptions } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsOptional, IsString, Length, Matches, ValidateIf } from 'class-validator';
 import { CharLength } from '../../common/validation';
-import { FlagRuntime, FlagType } from '../../audit/audit-action';
-import { FLAG_TYPES } from '../flag-value';
+import { FLAG_KEY_PATTERN, FLAG_RUNTIMES, FLAG_TYPES, FlagRuntime, FlagType } from '../flag.model';
 import { IsFlagValue, Immutable, SentWith } from './flag-value.validators';
 import { JSON_VALUE_SCHEMA } from './json-value.schema';
-
-export const FLAG_KEY_PATTERN = /^[a-z0-9][a-z0-9_-]*$/;
-export const FLAG_RUNTIMES: readonly FlagRuntime[] = ['shared', 'server'];
 
 const TYPE_MESSAGE = `type must be one of ${FLAG_TYPES.join(', ')}`;
 const RUNTIME_MESSAGE = `runtime must be one of ${FLAG_RUNTIMES.join(', ')}`;

@@ -1,7 +1,7 @@
 import { registerDecorator, ValidationArguments, ValidationOptions } from 'class-validator';
 import { flagValueError } from '../flag-value';
 
-/** The value matches the sibling `type` field (spec 2.4). */
+/** The value matches the sibling `type` field. */
 export function IsFlagValue(options?: ValidationOptions) {
   return (target: object, propertyName: string) =>
     registerDecorator({

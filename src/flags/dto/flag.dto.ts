@@ -1,15 +1,12 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsOptional, IsString, MaxLength } from 'class-validator';
-import { FlagRuntime, FlagType } from '../../audit/audit-action';
 import { PageQueryDto, pageFields } from '../../common/dto/pagination';
 import { FeatureFlagQuotaDto } from '../../quota/dto/quota.dto';
-import { FlagRow, snapshotOf } from '../flags.repository';
-import { FLAG_TYPES } from '../flag-value';
-import { FLAG_RUNTIMES } from './flag-input.dto';
+import { Flag, FLAG_RUNTIMES, FLAG_TYPES, FlagRuntime, FlagType, snapshotOf } from '../flag.model';
 import { JSON_VALUE_SCHEMA } from './json-value.schema';
 
-/** The management view of a flag (spec 2.1). */
+/** The management view of a flag. */
 export class FeatureFlagDto {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ description: 'Immutable, unique in the organization', example: 'double-xp-weekend' }) key: string;
@@ -24,14 +21,14 @@ export class FeatureFlagDto {
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ format: 'date-time' }) updatedAt: string;
 
-  static from(row: FlagRow, locked: boolean): FeatureFlagDto {
+  static from(flag: Flag, locked: boolean): FeatureFlagDto {
     return {
-      id: row.id,
-      key: row.key,
-      ...snapshotOf(row),
+      id: flag.id,
+      key: flag.key,
+      ...snapshotOf(flag),
       locked,
-      createdAt: row.createdAt.toISOString(),
-      updatedAt: row.updatedAt.toISOString(),
+      createdAt: flag.createdAt.toISOString(),
+      updatedAt: flag.updatedAt.toISOString(),
     };
   }
 }

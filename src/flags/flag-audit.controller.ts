@@ -4,13 +4,13 @@ import { CurrentPrincipal, RequirePermission } from '../auth/auth.decorators';
 import { Principal } from '../auth/principal';
 import { ApiErrorDto } from '../common/dto/api-error.dto';
 import { Permission } from '../organizations/permission';
-import { AuditService } from './audit.service';
-import { AuditPageDto, AuditQueryDto } from './dto/audit.dto';
+import { AuditPageDto, AuditQueryDto } from './dto/flag-audit.dto';
+import { FlagsService } from './flags.service';
 
 @ApiTags('flags')
 @Controller('flags/audit')
-export class AuditController {
-  constructor(private readonly audit: AuditService) {}
+export class FlagAuditController {
+  constructor(private readonly flags: FlagsService) {}
 
   @Get()
   @RequirePermission(Permission.FLAGS_READ)
@@ -18,6 +18,6 @@ export class AuditController {
   @ApiOkResponse({ type: AuditPageDto })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: 'Bad page, limit or flagId' })
   list(@CurrentPrincipal() principal: Principal, @Query() query: AuditQueryDto): Promise<AuditPageDto> {
-    return this.audit.list(principal.organizationId, query);
+    return this.flags.history(principal.organizationId, query);
   }
 }

@@ -1,0 +1,78 @@
+import {
+  CallHandler,
+  ExecutionContext,
+  Injectable,
+  NestInterceptor,
+  OnApplicationBootstrap,
+  SetMetadata,
+  UseInterceptors,
+  applyDecorators,
+} from '@nestjs/common';
+import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import { from, lastValueFrom, Observable } from 'rxjs';
+import { AuditActor } from '../audit/audit-entry';
+import { PERMISSION_KEY } from '../auth/auth.decorators';
+import { AuthenticatedRequest } from '../auth/principal';
+import { Permission } from '../organizations/permission';
+import { FlagWrite, FlagWriter } from './flag-writer';
+
+const AUDITED_FLAG_WRITE = 'flags:audited-write';
+
+/** Runs the route's handler through FlagWriter, as the calling API key, and answers the handler's result. */
+@Injectable()
+export class FlagWriteInterceptor implements NestInterceptor {
+  constructor(private readonly writer: FlagWriter) {}
+
+  intercept(context: ExecutionContext, next: CallHandler<FlagWrite<unknown>>): Observable<unknown> {
+    const principal = context.switchToHttp().getRequest<AuthenticatedRequest>().principal;
+    if (!principal) throw new Error('An audited flag write must authenticate an API key');
+    const actor: AuditActor = { actorType: 'apiKey', actorId: principal.keyId };
+    return from(this.writer.write(actor, () => lastValueFrom(next.handle())));
+  }
+}
+
+type FlagWriteHandler = (...args: never[]) => Promise<FlagWrite<unknown>>;
+
+/**
+ * The route changes flags: its handler answers the service's FlagWrite (the compiler refuses any other
+ * handler), and the response body is that write's result, committed together with its audit entry.
+ */
+export function AuditedFlagWrite() {
+  const decorate = applyDecorators(SetMetadata(AUDITED_FLAG_WRITE, true), UseInterceptors(FlagWriteInterceptor));
+  return <H extends FlagWriteHandler>(target: object, key: string | symbol, descriptor: TypedPropertyDescriptor<H>) => {
+    decorate(target, key, descriptor);
+  };
+}
+
+/**
+ * Refuses to start an application in which a route that may write flags (it requires FLAGS_WRITE) is not an
+ * audited flag write, or the other way round: an unaudited change must be impossible to deploy, not found
+ * on its first request.
+ */
+@Injectable()
+export class FlagWriteRoutesCheck implements OnApplicationBootstrap {
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+    private readonly reflector: Reflector,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    const mismatched: string[] = [];
+    for (const wrapper of this.discovery.getControllers()) {
+      const prototype = wrapper.metatype?.prototype as Record<string, unknown> | undefined;
+      if (!prototype) continue;
+      for (const name of this.scanner.getAllMethodNames(prototype)) {
+        const handler = prototype[name] as () => unknown;
+        const writesFlags = this.reflector.get<Permission | undefined>(PERMISSION_KEY, handler) === Permission.FLAGS_WRITE;
+        const audited = this.reflector.get<boolean | undefined>(AUDITED_FLAG_WRITE, handler) === true;
+        if (writesFlags !== audited) mismatched.push(`${wrapper.name}.${name}`);
+      }
+    }
+    if (mismatched.length > 0) {
+      throw new Error(
+        `Routes that require FLAGS_WRITE must be @AuditedFlagWrite() and only they may be: ${mismatched.join(', ')}`,
+      );
+    }
+  }
+}

@@ -1,0 +1,40 @@
+import { Injectable } from '@nestjs/common';
+import { TransactionHost } from '@nestjs-cls/transactional';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { AuditActor } from '../audit/audit-entry';
+import { AuditRepository } from '../audit/audit.repository';
+import { InvalidationBus } from '../common/invalidation-bus';
+import { FlagChange } from './flag.model';
+
+/** What a flag-changing service method answers: its result, and the change it made (null when none). */
+export class FlagWrite<T> {
+  constructor(
+    readonly result: T,
+    readonly change: FlagChange | null,
+  ) {}
+}
+
+/**
+ * The one way a flag changes. `write` runs in one transaction with the audit entry of the change it reports:
+ * both exist, or neither does. After the commit every instance's config caches hear of the organization.
+ * HTTP routes reach it through `@AuditedFlagWrite()`; non-HTTP callers (a scheduler) call it directly.
+ */
+@Injectable()
+export class FlagWriter {
+  constructor(
+    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly audit: AuditRepository,
+    private readonly bus: InvalidationBus,
+  ) {}
+
+  async write<T>(actor: AuditActor, write: () => Promise<FlagWrite<T>>): Promise<T> {
+    const { result, change } = await this.txHost.withTransaction(async () => {
+      const outcome = await write();
+      if (!(outcome instanceof FlagWrite)) throw new Error('A flag write must answer a FlagWrite');
+      if (outcome.change) await this.audit.append({ ...outcome.change, ...actor });
+      return outcome;
+    });
+    if (change) this.bus.publish('flags', change.organizationId);
+    return result;
+  }
+}

@@ -39,10 +39,10 @@ export class OrganizationsService {
 
   async createApiKey(organizationId: string, dto: CreateApiKeyDto): Promise<CreatedApiKeyDto> {
     return this.txHost.withTransaction(async () => {
-      await this.requireOrganization(organizationId);
+      await this.lockExistingOrganization(organizationId);
       const key = generateApiKey();
-      const entity = await this.organizations.createApiKey(organizationId, dto.name, hashApiKey(key), dto.permissions);
-      return CreatedApiKeyDto.from(entity, key);
+      const apiKey = await this.organizations.createApiKey(organizationId, dto.name, hashApiKey(key), dto.permissions);
+      return CreatedApiKeyDto.from(apiKey, key);
     });
   }
 
@@ -56,21 +56,22 @@ export class OrganizationsService {
   /** Subscription changes move the allowance, so they take the organization lock like flag writes do. */
   async createSubscription(organizationId: string, dto: CreateSubscriptionDto): Promise<SubscriptionDto> {
     return this.txHost.withTransaction(async () => {
-      await this.requireOrganization(organizationId);
+      await this.lockExistingOrganization(organizationId);
       return SubscriptionDto.from(await this.organizations.createSubscription(organizationId, dto.plan));
     });
   }
 
   async cancelSubscription(organizationId: string, subscriptionId: string): Promise<void> {
     return this.txHost.withTransaction(async () => {
-      await this.requireOrganization(organizationId);
+      await this.lockExistingOrganization(organizationId);
       if (!(await this.organizations.cancelSubscription(organizationId, subscriptionId))) {
         throw OrganizationsErrors.subscriptionNotFound(subscriptionId);
       }
     });
   }
 
-  private async requireOrganization(organizationId: string): Promise<void> {
+  /** Takes the organization's row lock (see OrganizationsRepository.lockOrganization); 404 when it does not exist. */
+  private async lockExistingOrganization(organizationId: string): Promise<void> {
     if (!(await this.organizations.lockOrganization(organizationId))) {
       throw OrganizationsErrors.organizationNotFound(organizationId);
     }

@@ -1,14 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { TransactionHost } from '@nestjs-cls/transactional';
-import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { Sql } from '../database/sql';
 
 @Injectable()
 export class QuotaRepository {
-  constructor(private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>) {}
+  constructor(private readonly sql: Sql) {}
 
   /** Flags defined (archived included) and whether any subscription is active, in one round trip. */
   async usage(organizationId: string): Promise<{ used: number; subscribed: boolean }> {
-    const [row] = await this.txHost.tx.query(
+    const [row] = await this.sql.rows<{ used: number; subscribed: boolean }>(
       `SELECT (SELECT count(*) FROM flags WHERE organization_id = $1)::int AS used,
               EXISTS (SELECT 1 FROM subscriptions WHERE organization_id = $1 AND status = 'active') AS subscribed`,
       [organizationId],
@@ -21,7 +20,7 @@ export class QuotaRepository {
    * first `allowance` is locked.
    */
   async lockedFlagIds(organizationId: string, allowance: number): Promise<Set<string>> {
-    const rows: { id: string }[] = await this.txHost.tx.query(
+    const rows = await this.sql.rows<{ id: string }>(
       `SELECT id FROM flags WHERE organization_id = $1 ORDER BY created_at, id OFFSET $2`,
       [organizationId, allowance],
     );

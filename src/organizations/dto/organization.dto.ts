@@ -1,10 +1,8 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { ArrayMinSize, ArrayUnique, IsArray, IsEnum, IsInt, IsString, Max, Min } from 'class-validator';
 import { CharLength } from '../../common/validation';
-import { ApiKeyEntity } from '../api-key.entity';
-import { OrganizationEntity } from '../organization.entity';
+import { ApiKey, Organization, Subscription, SubscriptionStatus } from '../organization.model';
 import { Permission } from '../permission';
-import { SubscriptionEntity } from '../subscription.entity';
 
 export class CreateOrganizationDto {
   @ApiProperty({ minLength: 1, maxLength: 200, example: 'Acme Games' })
@@ -48,12 +46,12 @@ export class OrganizationDto {
   @ApiProperty({ description: 'Storage allocation in bytes' }) storageAllocation: number;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
 
-  static from(entity: OrganizationEntity): OrganizationDto {
+  static from(organization: Organization): OrganizationDto {
     return {
-      id: entity.id,
-      name: entity.name,
-      storageAllocation: entity.storageAllocation,
-      createdAt: entity.createdAt.toISOString(),
+      id: organization.id,
+      name: organization.name,
+      storageAllocation: organization.storageAllocation,
+      createdAt: organization.createdAt.toISOString(),
     };
   }
 }
@@ -65,13 +63,13 @@ export class CreatedApiKeyDto {
   @ApiProperty({ description: 'The key itself. Shown once; only its hash is stored.' }) key: string;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
 
-  static from(entity: ApiKeyEntity, key: string): CreatedApiKeyDto {
+  static from(apiKey: ApiKey, key: string): CreatedApiKeyDto {
     return {
-      id: entity.id,
-      name: entity.name,
-      permissions: entity.permissions,
+      id: apiKey.id,
+      name: apiKey.name,
+      permissions: apiKey.permissions,
       key,
-      createdAt: entity.createdAt.toISOString(),
+      createdAt: apiKey.createdAt.toISOString(),
     };
   }
 }
@@ -79,10 +77,15 @@ export class CreatedApiKeyDto {
 export class SubscriptionDto {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty() plan: string;
-  @ApiProperty({ enum: ['active', 'cancelled'] }) status: 'active' | 'cancelled';
+  @ApiProperty({ enum: ['active', 'cancelled'] }) status: SubscriptionStatus;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
 
-  static from(entity: SubscriptionEntity): SubscriptionDto {
-    return { id: entity.id, plan: entity.plan, status: entity.status, createdAt: entity.createdAt.toISOString() };
+  static from(subscription: Subscription): SubscriptionDto {
+    return {
+      id: subscription.id,
+      plan: subscription.plan,
+      status: subscription.status,
+      createdAt: subscription.createdAt.toISOString(),
+    };
   }
 }

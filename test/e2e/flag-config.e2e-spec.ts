@@ -2,8 +2,9 @@ import request from 'supertest';
 import { configEtag } from '../../src/flag-config/config-payload';
 import { Permission } from '../../src/organizations/permission';
 import { api, createFlag } from '../factories/flags.factory';
-import { bearer, createApiKey, createOrganization, subscribe, TestOrganization } from '../factories/organizations.factory';
+import { bearer, createApiKey, createOrganization } from '../factories/organizations.factory';
 import { createTestApp, TestApp } from '../support/test-app';
+import { useTestApp } from '../support/test-suite';
 
 // The poll is served in front of Express in production; the Nest route documents it and must behave
 // identically, so the whole contract runs against both.
@@ -11,17 +12,7 @@ describe.each([
   ['the lean poll path', true],
   ['the Nest route', false],
 ])('GET /flags/config through %s', (_path, leanConfigPoll) => {
-  let t: TestApp;
-  let org: TestOrganization;
-
-  beforeAll(async () => {
-    t = await createTestApp({}, { leanConfigPoll });
-  });
-  afterAll(() => t.close());
-  beforeEach(async () => {
-    org = await createOrganization(t);
-    await subscribe(t, org.id);
-  });
+  const { t, org } = useTestApp({ subscribed: true, leanConfigPoll });
 
   const poll = (key: string, etag?: string) => {
     const call = request(t.http).get('/v1/flags/config').set(bearer(key));

@@ -1,18 +1,9 @@
-import { admin, createOrganization, subscribe, TestOrganization } from '../factories/organizations.factory';
+import { admin, subscribe } from '../factories/organizations.factory';
 import { api, createFlag, flagBody } from '../factories/flags.factory';
-import { createTestApp, TestApp } from '../support/test-app';
+import { useTestApp } from '../support/test-suite';
 
 describe('flag allowance, locking and races', () => {
-  let t: TestApp;
-  let org: TestOrganization;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-  });
-  afterAll(() => t.close());
-  beforeEach(async () => {
-    org = await createOrganization(t);
-  });
+  const { t, org } = useTestApp();
 
   async function createFlags(count: number, prefix = 'f') {
     const flags = [];

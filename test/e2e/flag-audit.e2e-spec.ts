@@ -1,7 +1,7 @@
 import { Permission } from '../../src/organizations/permission';
-import { api, createFlag, flagBody } from '../factories/flags.factory';
-import { createApiKey, createOrganization, subscribe, TestOrganization } from '../factories/organizations.factory';
-import { createTestApp, TestApp } from '../support/test-app';
+import { api, createFlag, flagBody, storedFlagVersion } from '../factories/flags.factory';
+import { createApiKey, createOrganization } from '../factories/organizations.factory';
+import { useTestApp } from '../support/test-suite';
 
 const snapshot = (overrides: Record<string, unknown> = {}) => ({
   name: 'Flag k',
@@ -14,17 +14,7 @@ const snapshot = (overrides: Record<string, unknown> = {}) => ({
 });
 
 describe('flag audit log', () => {
-  let t: TestApp;
-  let org: TestOrganization;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-  });
-  afterAll(() => t.close());
-  beforeEach(async () => {
-    org = await createOrganization(t);
-    await subscribe(t, org.id);
-  });
+  const { t, org } = useTestApp({ subscribed: true });
 
   async function entries(query = '') {
     const response = await api(t, org.key).get(`/flags/audit${query}`).expect(200);
@@ -93,10 +83,13 @@ describe('flag audit log', () => {
 
   it('writes nothing for a change that changes nothing', async () => {
     const flag = await createFlag(t, org.key, { key: 'k', type: 'json', value: { a: 1, b: [1, 2] } });
+    const before = await storedFlagVersion(t, flag.id);
+    expect(before.auditEntries).toBe(1);
     await api(t, org.key)
       .patch(`/flags/${flag.id}`)
       .send({ name: 'Flag k', type: 'json', value: { b: [1, 2], a: 1 }, runtime: 'shared', archived: false })
       .expect(200);
+    expect(await storedFlagVersion(t, flag.id)).toEqual(before);
     expect((await entries()).total).toBe(1);
   });
 

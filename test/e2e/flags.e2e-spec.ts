@@ -1,24 +1,15 @@
 import request from 'supertest';
 import { Permission } from '../../src/organizations/permission';
-import { api, createFlag, flagBody } from '../factories/flags.factory';
-import { createApiKey, createOrganization, subscribe, TestOrganization } from '../factories/organizations.factory';
-import { createTestApp, TestApp } from '../support/test-app';
+import { api, createFlag, flagBody, storedFlagVersion } from '../factories/flags.factory';
+import { createApiKey, createOrganization } from '../factories/organizations.factory';
+import { expectApiError } from '../support/expect-error';
+import { useTestApp } from '../support/test-suite';
 
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 
 describe('flags API', () => {
-  let t: TestApp;
-  let org: TestOrganization;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-  });
-  afterAll(() => t.close());
-  beforeEach(async () => {
-    org = await createOrganization(t);
-    // Room for the validation cases; the allowance has its own suite.
-    await subscribe(t, org.id);
-  });
+  // Subscribed: room for the validation cases; the allowance has its own suite.
+  const { t, org } = useTestApp({ subscribed: true });
 
   describe('POST /flags', () => {
     it('creates a flag with defaults and answers the management view', async () => {
@@ -113,8 +104,8 @@ describe('flags API', () => {
     });
 
     it('rejects a body that is not JSON with 400', async () => {
-      const response = await api(t, org.key).post('/flags').set('Content-Type', 'application/json').send('{"key":').expect(400);
-      expect(typeof response.body.message).toBe('string');
+      const response = await api(t, org.key).post('/flags').set('Content-Type', 'application/json').send('{"key":');
+      expectApiError(response, 400, 'VALIDATION_ERROR', /^Request body is not valid JSON/);
     });
 
     it('answers 409 with a message when the key is taken, archived keys included', async () => {
@@ -234,11 +225,12 @@ describe('flags API', () => {
     it('answers 400 for a malformed UUID, 404 for an unknown flag or one of another organization', async () => {
       const bad = await api(t, org.key).get('/flags/not-a-uuid').expect(400);
       expect(bad.body.message).toMatch(/flagId must be a valid UUID/);
-      const missing = await api(t, org.key).get(`/flags/${UNKNOWN_ID}`).expect(404);
-      expect(missing.body).toEqual({ statusCode: 404, error: 'FLAG_NOT_FOUND', message: expect.any(String) });
+      const missing = await api(t, org.key).get(`/flags/${UNKNOWN_ID}`);
+      expectApiError(missing, 404, 'FLAG_NOT_FOUND', new RegExp(`^Flag ${UNKNOWN_ID} not found`));
       const other = await createOrganization(t);
       const theirs = await createFlag(t, other.key, { key: 'theirs' });
-      await api(t, org.key).get(`/flags/${theirs.id}`).expect(404);
+      const notOurs = await api(t, org.key).get(`/flags/${theirs.id}`);
+      expectApiError(notOurs, 404, 'FLAG_NOT_FOUND', new RegExp(`^Flag ${theirs.id} not found`));
     });
 
     it('answers 401 and 403', async () => {
@@ -309,10 +301,14 @@ describe('flags API', () => {
       expect(restored.body).toMatchObject({ archived: false, value: false });
     });
 
-    it('answers 200 with the flag for a change that changes nothing', async () => {
+    it('answers 200 with the flag for a change that changes nothing, and writes nothing', async () => {
       const flag = await createFlag(t, org.key, { key: 'k' });
+      const stored = () => storedFlagVersion(t, flag.id);
+      const before = await stored();
       const response = await api(t, org.key).patch(`/flags/${flag.id}`).send({}).expect(200);
-      expect(response.body).toMatchObject({ id: flag.id, key: 'k', value: true });
+      expect(response.body).toMatchObject({ id: flag.id, key: 'k', value: true, updatedAt: flag.updatedAt });
+      await api(t, org.key).patch(`/flags/${flag.id}`).send({ name: 'Flag k', type: 'boolean', value: true }).expect(200);
+      expect(await stored()).toEqual(before);
     });
 
     it('answers 400, 404, 401 and 403 like the read', async () => {

@@ -1,20 +1,12 @@
 import request from 'supertest';
 import { api, createFlag } from '../factories/flags.factory';
-import { bearer, createOrganization, TestOrganization } from '../factories/organizations.factory';
-import { createTestApp, TestApp } from '../support/test-app';
+import { bearer } from '../factories/organizations.factory';
+import { expectApiError, expectStorageError } from '../support/expect-error';
+import { useTestApp } from '../support/test-suite';
 
 // Bodies that are not JSON must never be read as "no fields": for a purge that would mean "every file".
 describe('request bodies', () => {
-  let t: TestApp;
-  let org: TestOrganization;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-  });
-  afterAll(() => t.close());
-  beforeEach(async () => {
-    org = await createOrganization(t);
-  });
+  const { t, org } = useTestApp();
 
   async function storedFiles(): Promise<number> {
     const { rows } = await t.db.query('SELECT count(*)::int AS n FROM storage_items WHERE organization_id = $1', [org.id]);
@@ -74,10 +66,10 @@ describe('request bodies', () => {
   });
 
   it('answers unknown storage routes in the storage shape and others in the API shape', async () => {
-    const storage = await request(t.http).get('/v1/storage/nothing-here/at-all').set(bearer(org.key)).expect(404);
-    expect(storage.body).toEqual({ error: { code: 'NOT_FOUND', message: expect.any(String) } });
-    const flags = await request(t.http).get('/v1/nothing-here').set(bearer(org.key)).expect(404);
-    expect(flags.body).toEqual({ statusCode: 404, error: 'NOT_FOUND', message: expect.any(String) });
+    const storage = await request(t.http).get('/v1/storage/nothing-here/at-all').set(bearer(org.key));
+    expectStorageError(storage, 404, 'NOT_FOUND', /^Cannot GET \/v1\/storage\/nothing-here\/at-all$/);
+    const flags = await request(t.http).get('/v1/nothing-here').set(bearer(org.key));
+    expectApiError(flags, 404, 'NOT_FOUND', /^Cannot GET \/v1\/nothing-here$/);
   });
 
   it('still accepts requests without a body, and JSON with a charset', async () => {

@@ -23,7 +23,8 @@ const config: Config = {
       rootDir,
       testEnvironment: 'node',
       transform,
-      testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
+      // e2e: the real app over HTTP; service: the services on the same real database, without HTTP.
+      testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts', '<rootDir>/test/service/**/*.service-spec.ts'],
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },

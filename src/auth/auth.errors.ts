@@ -1,5 +1,6 @@
 import { ForbiddenException, UnauthorizedException } from '@nestjs/common';
 import { Permission } from '../organizations/permission';
+import { Principal } from './principal';
 
 /** Shared by the guards and the config poll's lean path, so both answer alike. */
 export const AuthErrors = {
@@ -8,3 +9,8 @@ export const AuthErrors = {
   missingPermission: (permission: Permission) => new ForbiddenException(`The API key lacks the ${permission} permission`),
   undeclaredPermission: () => new ForbiddenException('This route declares no permission and is closed'),
 };
+
+/** The 403 for a key that lacks `permission`, or null when it carries it. */
+export function permissionRefusal(principal: Principal, permission: Permission): ForbiddenException | null {
+  return principal.permissions.has(permission) ? null : AuthErrors.missingPermission(permission);
+}

@@ -5,7 +5,7 @@ import { Permission } from '../organizations/permission';
 import { bearerToken, constantTimeEqual } from './api-key';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
 import { Access, ACCESS_KEY, PERMISSION_KEY } from './auth.decorators';
-import { AuthErrors } from './auth.errors';
+import { AuthErrors, permissionRefusal } from './auth.errors';
 import { AuthenticatedRequest } from './principal';
 
 /**
@@ -54,7 +54,8 @@ export class PermissionGuard implements CanActivate {
     if (!request.principal) return true; // public or admin route
     const permission = this.reflector.get<Permission | undefined>(PERMISSION_KEY, context.getHandler());
     if (!permission) throw AuthErrors.undeclaredPermission();
-    if (!request.principal.permissions.has(permission)) throw AuthErrors.missingPermission(permission);
+    const refusal = permissionRefusal(request.principal, permission);
+    if (refusal) throw refusal;
     return true;
   }
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Injectable } from '@nestjs/common';
 import { ApiKeyAuthenticator } from '../auth/api-key-authenticator';
-import { AuthErrors } from '../auth/auth.errors';
+import { AuthErrors, permissionRefusal } from '../auth/auth.errors';
 import { Principal } from '../auth/principal';
 import { writeApiError } from '../common/filters/api-exception.filter';
 import { Permission } from '../organizations/permission';
@@ -12,6 +12,8 @@ import { ThrottlerStorageRecord } from './config-throttler.storage';
 import { FlagConfigCache } from './flag-config.cache';
 
 export const CONFIG_POLL_PATH = '/v1/flags/config';
+/** What a key needs to poll; the Nest route declares the same constant. */
+export const CONFIG_POLL_PERMISSION = Permission.FLAGS_READ;
 
 /**
  * GET /v1/flags/config, the path thousands of game servers poll. It is served in front of the Express
@@ -55,9 +57,8 @@ export class FlagConfigPoll {
   }
 
   private authorised(principal: Principal, request: IncomingMessage, response: ServerResponse): void {
-    if (!principal.permissions.has(Permission.FLAGS_READ)) {
-      return writeApiError(response, AuthErrors.missingPermission(Permission.FLAGS_READ));
-    }
+    const refusal = permissionRefusal(principal, CONFIG_POLL_PERMISSION);
+    if (refusal) return writeApiError(response, refusal);
     const counted = this.limiter.hit(principal.keyId);
     if (!(counted instanceof Promise)) return this.counted(counted, principal, request, response);
     counted.then(

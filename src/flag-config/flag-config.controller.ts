@@ -12,11 +12,10 @@ import type { Request } from 'express';
 import { CurrentPrincipal, RequirePermission } from '../auth/auth.decorators';
 import { Principal } from '../auth/principal';
 import { ApiErrorDto } from '../common/dto/api-error.dto';
-import { Permission } from '../organizations/permission';
 import { CONFIG_CACHE_CONTROL } from './config-payload';
 import { ConfigThrottlerGuard } from './config-rate-limiter';
 import { ConfigPayloadDto } from './dto/config-payload.dto';
-import { FlagConfigPoll } from './flag-config-poll';
+import { CONFIG_POLL_PERMISSION, FlagConfigPoll } from './flag-config-poll';
 
 const VALIDATOR_HEADERS = {
   ETag: { description: 'Weak validator W/"<hash>" of the flags in the payload', schema: { type: 'string' } },
@@ -34,7 +33,7 @@ export class FlagConfigController {
   constructor(private readonly poll: FlagConfigPoll) {}
 
   @Get()
-  @RequirePermission(Permission.FLAGS_READ)
+  @RequirePermission(CONFIG_POLL_PERMISSION)
   @UseGuards(ConfigThrottlerGuard)
   @ApiOperation({
     summary: 'The config payload servers poll: every non-archived flag, ordered by key',

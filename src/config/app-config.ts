@@ -13,11 +13,11 @@ export interface AppConfig {
   adminToken?: string;
   urls: {
     publicUrl: string;
-    /** `{base_url}` of the spec: `$PUBLIC_URL/v1`. */
+    /** Where the API is served: `$PUBLIC_URL/v1`. */
     baseUrl: string;
-    /** `{upload_url}` of the spec: `$PUBLIC_URL/upload`. */
+    /** The host signed upload URLs point at: `$PUBLIC_URL/upload`. */
     uploadUrl: string;
-    /** `{cdn_url}` of the spec. */
+    /** Where uploaded files are served, as `{cdnUrl}/c/<organizationId>/<mediaId>`. */
     cdnUrl: string;
   };
   s3?: { endPoint: string; accessKey: string; secretKey: string; bucket: string; region: string };

@@ -9,7 +9,8 @@ import { FlagsService } from './flags.service';
 
 @ApiTags('flags')
 @Controller('flags/audit')
-export class FlagAuditController {
+// The class name is the OpenAPI operationId prefix (AuditController_list): generated clients depend on it.
+export class AuditController {
   constructor(private readonly flags: FlagsService) {}
 
   @Get()

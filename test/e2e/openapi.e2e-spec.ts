@@ -3,7 +3,7 @@ import { createTestApp, TestApp } from '../support/test-app';
 
 type Operation = { security?: Record<string, string[]>[]; responses: Record<string, { content?: Record<string, { schema: unknown }> }> };
 
-// Every flag and admin endpoint, with the statuses the spec and decisions list for it.
+// Every flag and admin endpoint, with every status it can answer: the document must list each one.
 const FLAG_OPERATIONS: [string, string, string[]][] = [
   ['post', '/v1/flags', ['201', '400', '401', '403', '409']],
   ['get', '/v1/flags', ['200', '400', '401', '403']],

@@ -1,20 +1,22 @@
 import { Module } from '@nestjs/common';
 import { join } from 'node:path';
+import { STORAGE_ERROR_PATHS } from '../common/filters/api-exception.filter';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { OrganizationsModule } from '../organizations/organizations.module';
-import { CdnController } from './cdn.controller';
-import { CdnService } from './cdn.service';
+import { CdnController } from './cdn/cdn.controller';
+import { CdnService } from './cdn/cdn.service';
+import { StorageController } from './items/storage.controller';
+import { StorageRepository } from './items/storage.repository';
+import { StorageService } from './items/storage.service';
 import { LocalObjectStore } from './object-store/local-object-store';
 import { OBJECT_STORE, ObjectStore } from './object-store/object-store';
 import { S3ObjectStore } from './object-store/s3-object-store';
-import { StorageController } from './storage.controller';
-import { StorageRepository } from './storage.repository';
-import { StorageService } from './storage.service';
-import { StorageSweeper } from './storage-sweeper';
-import { StorageUrls } from './storage-urls';
-import { UploadController } from './upload.controller';
-import { UploadService } from './upload.service';
-import { loadSigningSecret, UploadSigner } from './upload-signer';
+import { SignedUrls } from './signed-urls/signed-urls';
+import { loadSigningSecret } from './signed-urls/signing-secret';
+import { UploadController } from './signed-urls/upload.controller';
+import { UploadService } from './signed-urls/upload.service';
+import { STORAGE_PATHS } from './storage-routes';
+import { StorageSweeper } from './sweeper/storage-sweeper';
 
 /** S3 when S3_* is configured, otherwise local disk under DATA_DIR. */
 async function createObjectStore(config: AppConfig): Promise<ObjectStore> {
@@ -28,24 +30,29 @@ async function createObjectStore(config: AppConfig): Promise<ObjectStore> {
   return store;
 }
 
-/** File storage: signed uploads, the upload host, the CDN route, listing, statistics, delete and purge. */
+/**
+ * File storage: signed uploads, the upload host, the CDN route, listing, statistics, delete and purge.
+ * Exports STORAGE_ERROR_PATHS so that the global exception filter answers errors under its routes in the
+ * storage shape.
+ */
 @Module({
   imports: [OrganizationsModule],
   controllers: [StorageController, UploadController, CdnController],
   providers: [
     { provide: OBJECT_STORE, useFactory: createObjectStore, inject: [APP_CONFIG] },
     {
-      provide: UploadSigner,
-      useFactory: async (config: AppConfig) => new UploadSigner(await loadSigningSecret(config.uploadSigningSecret, config.dataDir)),
+      provide: SignedUrls,
+      useFactory: async (config: AppConfig) =>
+        new SignedUrls(await loadSigningSecret(config.uploadSigningSecret, config.dataDir), config.urls.uploadUrl),
       inject: [APP_CONFIG],
     },
+    { provide: STORAGE_ERROR_PATHS, useValue: STORAGE_PATHS },
     StorageRepository,
-    StorageUrls,
     StorageService,
     UploadService,
     CdnService,
     StorageSweeper,
   ],
-  exports: [StorageSweeper, OBJECT_STORE],
+  exports: [StorageSweeper, OBJECT_STORE, STORAGE_ERROR_PATHS],
 })
 export class StorageModule {}

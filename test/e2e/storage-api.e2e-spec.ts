@@ -10,6 +10,7 @@ import {
   StorageTestApp,
   uploadFile,
 } from '../factories/storage.factory';
+import { expectStorageError } from '../support/expect-error';
 
 const ZERO_BREAKDOWN = ['image', 'video', 'audio', 'document'].map((kind) => ({ kind, count: 0, size: 0 }));
 
@@ -24,11 +25,6 @@ describe.each(DRIVERS)('storage API (%s driver)', (driver) => {
     get: (path: string) => request(t.http).get(`/v1/storage${path}`).set(bearer(org.key)),
     delete: (path: string) => request(t.http).delete(`/v1/storage${path}`).set(bearer(org.key)),
   });
-  const expectError = (response: request.Response, status: number, code: string, message?: RegExp) => {
-    expect(response.status).toBe(status);
-    expect(response.body).toEqual({ error: { code, message: expect.any(String) } });
-    if (message) expect(response.body.error.message).toMatch(message);
-  };
   const rows = async (organizationId: string) =>
     (await t.db.query('SELECT * FROM storage_items WHERE organization_id = $1 ORDER BY created_at', [organizationId])).rows;
 
@@ -96,14 +92,14 @@ describe.each(DRIVERS)('storage API (%s driver)', (driver) => {
       [/extra should not exist/, { extra: 'x' }],
     ])('answers 400 VALIDATION_ERROR with a message matching %s', async (message, query) => {
       const org = await createOrganization(t);
-      expectError(await api(org).get('/signed-url').query(query), 400, 'VALIDATION_ERROR', message);
+      expectStorageError(await api(org).get('/signed-url').query(query), 400, 'VALIDATION_ERROR', message);
       expect(await rows(org.id)).toEqual([]);
     });
 
     it('answers 413 PAYLOAD_TOO_LARGE for a size above MAX_UPLOAD_BYTES', async () => {
       const org = await createOrganization(t);
       const tooBig = t.config.storage.maxUploadBytes + 1;
-      expectError(await api(org).get('/signed-url').query({ contentType: 'video/mp4', size: tooBig }), 413, 'PAYLOAD_TOO_LARGE', /MAX_UPLOAD_BYTES/);
+      expectStorageError(await api(org).get('/signed-url').query({ contentType: 'video/mp4', size: tooBig }), 413, 'PAYLOAD_TOO_LARGE', /MAX_UPLOAD_BYTES/);
       await api(org).get('/signed-url').query({ contentType: 'video/mp4', size: tooBig - 1 }).expect(200);
     });
   });
@@ -111,10 +107,10 @@ describe.each(DRIVERS)('storage API (%s driver)', (driver) => {
   describe('authentication and permissions (storage error shape)', () => {
     it('answers 401 UNAUTHORIZED without a key or with an unknown one', async () => {
       for (const path of ['/signed-url', '/items', '']) {
-        expectError(await request(t.http).get(`/v1/storage${path}`), 401, 'UNAUTHORIZED');
+        expectStorageError(await request(t.http).get(`/v1/storage${path}`), 401, 'UNAUTHORIZED');
       }
-      expectError(await request(t.http).delete('/v1/storage/purge').set(bearer('fsk_unknown_key_0000000000000000')), 401, 'UNAUTHORIZED');
-      expectError(await request(t.http).delete(`/v1/storage/${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}`), 401, 'UNAUTHORIZED');
+      expectStorageError(await request(t.http).delete('/v1/storage/purge').set(bearer('fsk_unknown_key_0000000000000000')), 401, 'UNAUTHORIZED');
+      expectStorageError(await request(t.http).delete(`/v1/storage/${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}`), 401, 'UNAUTHORIZED');
     });
 
     it('answers 403 FORBIDDEN when the key lacks the permission', async () => {
@@ -122,11 +118,11 @@ describe.each(DRIVERS)('storage API (%s driver)', (driver) => {
       const readOnly = await createApiKey(t, org.id, [Permission.STORAGE_READ, Permission.FLAGS_WRITE]);
       const writeOnly = await createApiKey(t, org.id, [Permission.STORAGE_WRITE]);
       const as = (key: string) => (path: string, method: 'get' | 'delete' = 'get') => request(t.http)[method](`/v1/storage${path}`).set(bearer(key));
-      expectError(await as(readOnly.key)('/signed-url'), 403, 'FORBIDDEN', /STORAGE_WRITE/);
-      expectError(await as(readOnly.key)('/purge', 'delete'), 403, 'FORBIDDEN', /STORAGE_WRITE/);
-      expectError(await as(readOnly.key)(`/${org.id}`, 'delete'), 403, 'FORBIDDEN', /STORAGE_WRITE/);
-      expectError(await as(writeOnly.key)('/items'), 403, 'FORBIDDEN', /STORAGE_READ/);
-      expectError(await as(writeOnly.key)(''), 403, 'FORBIDDEN', /STORAGE_READ/);
+      expectStorageError(await as(readOnly.key)('/signed-url'), 403, 'FORBIDDEN', /STORAGE_WRITE/);
+      expectStorageError(await as(readOnly.key)('/purge', 'delete'), 403, 'FORBIDDEN', /STORAGE_WRITE/);
+      expectStorageError(await as(readOnly.key)(`/${org.id}`, 'delete'), 403, 'FORBIDDEN', /STORAGE_WRITE/);
+      expectStorageError(await as(writeOnly.key)('/items'), 403, 'FORBIDDEN', /STORAGE_READ/);
+      expectStorageError(await as(writeOnly.key)(''), 403, 'FORBIDDEN', /STORAGE_READ/);
       await as(readOnly.key)('/items').expect(200);
       await as(writeOnly.key)('/signed-url').expect(200);
     });
@@ -175,7 +171,7 @@ describe.each(DRIVERS)('storage API (%s driver)', (driver) => {
       [{ sort: 'size' }, /sort should not exist/],
     ])('answers 400 VALIDATION_ERROR for %j', async (query, message) => {
       const org = await createOrganization(t);
-      expectError(await api(org).get('/items').query(query), 400, 'VALIDATION_ERROR', message);
+      expectStorageError(await api(org).get('/items').query(query), 400, 'VALIDATION_ERROR', message);
     });
   });
 
@@ -218,8 +214,8 @@ describe.each(DRIVERS)('storage API (%s driver)', (driver) => {
       expect(response.body).toEqual({ message: expect.stringContaining(item.id) });
       expect(await rows(org.id)).toEqual([]);
       expect(await storedObject(t, org.id, item.id)).toBe(false);
-      expectError(await request(t.http).get(new URL(item.mediaUrl).pathname), 404, 'NOT_FOUND');
-      expectError(await api(org).delete(`/${item.id}`), 404, 'NOT_FOUND', new RegExp(item.id));
+      expectStorageError(await request(t.http).get(new URL(item.mediaUrl).pathname), 404, 'NOT_FOUND');
+      expectStorageError(await api(org).delete(`/${item.id}`), 404, 'NOT_FOUND', new RegExp(item.id));
     });
 
     it('deletes a pending item, whose URL then answers 404', async () => {
@@ -228,13 +224,13 @@ describe.each(DRIVERS)('storage API (%s driver)', (driver) => {
       await api(org).delete(`/${signed.mediaId}`).expect(200);
       expect(await rows(org.id)).toEqual([]);
       const upload = await request(t.http).put(new URL(signed.url).pathname + new URL(signed.url).search).set('Content-Type', 'image/png').send(Buffer.from('abc'));
-      expectError(upload, 404, 'NOT_FOUND');
+      expectStorageError(upload, 404, 'NOT_FOUND');
     });
 
     it('answers 400 INVALID_UUID for a malformed id and 404 NOT_FOUND for an unknown one', async () => {
       const org = await createOrganization(t);
-      expectError(await api(org).delete('/not-a-uuid'), 400, 'INVALID_UUID', /fileId/);
-      expectError(await api(org).delete('/00000000-0000-4000-8000-000000000000'), 404, 'NOT_FOUND');
+      expectStorageError(await api(org).delete('/not-a-uuid'), 400, 'INVALID_UUID', /fileId/);
+      expectStorageError(await api(org).delete('/00000000-0000-4000-8000-000000000000'), 404, 'NOT_FOUND');
     });
   });
 
@@ -302,7 +298,7 @@ describe.each(DRIVERS)('storage API (%s driver)', (driver) => {
     ])('answers 400 VALIDATION_ERROR for %j and deletes nothing', async (body, message) => {
       const org = await createOrganization(t);
       await uploadFile(t, org, bytes(5));
-      expectError(await api(org).delete('/purge').send(body), 400, 'VALIDATION_ERROR', message);
+      expectStorageError(await api(org).delete('/purge').send(body), 400, 'VALIDATION_ERROR', message);
       expect(await rows(org.id)).toHaveLength(1);
     });
   });
@@ -317,13 +313,13 @@ describe.each(DRIVERS)('storage API (%s driver)', (driver) => {
       const list = await api(a).get('/items').expect(200);
       expect(list.body.items.map((item: { id: string }) => item.id)).toEqual([aFile.id]);
       expect((await api(a).get('').expect(200)).body.usedStorage).toBe(7);
-      expectError(await api(a).delete(`/${bFile.id}`), 404, 'NOT_FOUND');
+      expectStorageError(await api(a).delete(`/${bFile.id}`), 404, 'NOT_FOUND');
       expect((await api(a).delete('/purge').send({}).expect(200)).body.purgedCount).toBe(1);
 
       expect((await rows(b.id)).map((row) => row.id)).toEqual([bFile.id]);
       expect(await storedObject(t, b.id, bFile.id)).toBe(true);
       // B's file is not reachable through A's CDN path either.
-      expectError(await request(t.http).get(`/c/${a.id}/${bFile.id}`), 404, 'NOT_FOUND');
+      expectStorageError(await request(t.http).get(`/c/${a.id}/${bFile.id}`), 404, 'NOT_FOUND');
       await request(t.http).get(new URL(bFile.mediaUrl).pathname).expect(200);
     });
   });

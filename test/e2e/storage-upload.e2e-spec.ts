@@ -1,13 +1,11 @@
 import { createHash } from 'node:crypto';
 import request from 'supertest';
-import { LocalObjectStore } from '../../src/storage/object-store/local-object-store';
-import { StorageUrls } from '../../src/storage/storage-urls';
+import { SignedUrls } from '../../src/storage/signed-urls/signed-urls';
 import { bearer, createOrganization, TestOrganization } from '../factories/organizations.factory';
 import {
   bytes,
   createStorageTestApp,
   DRIVERS,
-  eventually,
   pathOf,
   post,
   put,
@@ -18,7 +16,10 @@ import {
   storedKeys,
   storedObject,
   StorageTestApp,
+  temporaryFiles,
 } from '../factories/storage.factory';
+import { eventually } from '../support/eventually';
+import { expectStorageError } from '../support/expect-error';
 
 const sha256 = (buffer: Buffer) => createHash('sha256').update(buffer).digest('hex');
 
@@ -29,15 +30,9 @@ describe.each(DRIVERS)('upload host (%s driver)', (driver) => {
   });
   afterAll(() => t.close());
 
-  const expectError = (response: { status: number; body: unknown }, status: number, code: string, message?: RegExp) => {
-    expect(response.status).toBe(status);
-    expect(response.body).toEqual({ error: { code, message: expect.any(String) } });
-    if (message) expect((response.body as { error: { message: string } }).error.message).toMatch(message);
-  };
   const row = async (id: string) => (await t.db.query('SELECT * FROM storage_items WHERE id = $1', [id])).rows[0];
   const orgKeys = async (org: TestOrganization) => (await storedKeys(t)).filter((key) => key.startsWith(`${org.id}/`));
-  /** Temp files of the local driver; the S3 driver streams a PUT straight into one request. */
-  const tempFiles = async () => (t.store instanceof LocalObjectStore ? t.store.temporaryFiles() : []);
+  const tempFiles = () => temporaryFiles(t);
   const preallocate = (org: TestOrganization, size: number, contentType = 'image/png') =>
     signedUrl(t, org, { contentType, size });
 
@@ -90,13 +85,13 @@ describe.each(DRIVERS)('upload host (%s driver)', (driver) => {
       const org = await createOrganization(t);
       const body = bytes(100);
       const signed = await preallocate(org, 100, 'image/png');
-      expectError(await put(t, signed.url, body, 'image/jpeg'), 400, 'VALIDATION_ERROR', /Content-Type must be image\/png/);
-      expectError(await request(t.http).put(pathOf(signed.url)).send(body), 400, 'VALIDATION_ERROR', /Content-Type/);
-      expectError(await put(t, signed.url, body.subarray(0, 99), 'image/png'), 400, 'VALIDATION_ERROR', /99 bytes/);
+      expectStorageError(await put(t, signed.url, body, 'image/jpeg'), 400, 'VALIDATION_ERROR', /Content-Type must be image\/png/);
+      expectStorageError(await request(t.http).put(pathOf(signed.url)).send(body), 400, 'VALIDATION_ERROR', /Content-Type/);
+      expectStorageError(await put(t, signed.url, body.subarray(0, 99), 'image/png'), 400, 'VALIDATION_ERROR', /99 bytes/);
       // Chunked, so that only the bytes themselves show the shortfall.
       const short = rawPut(t, signed.url, 'image/png', null);
       await short.write(body.subarray(0, 50));
-      expectError(await short.finish(), 400, 'VALIDATION_ERROR', /50 bytes/);
+      expectStorageError(await short.finish(), 400, 'VALIDATION_ERROR', /50 bytes/);
       expect(await row(signed.mediaId!)).toMatchObject({ state: 'pending', upload_claimed_at: null, checksum: null });
       expect(await storedObject(t, org.id, signed.mediaId!)).toBe(false);
       await put(t, signed.url, body, 'image/png').expect(200);
@@ -105,11 +100,11 @@ describe.each(DRIVERS)('upload host (%s driver)', (driver) => {
     it('answers 413 once the body passes the signed size, declared or streamed, and stores nothing', async () => {
       const org = await createOrganization(t);
       const signed = await preallocate(org, 1000);
-      expectError(await put(t, signed.url, bytes(1001), 'image/png'), 413, 'PAYLOAD_TOO_LARGE', /1000 bytes/);
+      expectStorageError(await put(t, signed.url, bytes(1001), 'image/png'), 413, 'PAYLOAD_TOO_LARGE', /1000 bytes/);
       const chunked = rawPut(t, signed.url, 'image/png', null);
       await chunked.write(bytes(800));
       await chunked.write(bytes(800));
-      expectError(await chunked.finish(), 413, 'PAYLOAD_TOO_LARGE');
+      expectStorageError(await chunked.finish(), 413, 'PAYLOAD_TOO_LARGE');
       expect(await row(signed.mediaId!)).toMatchObject({ state: 'pending', upload_claimed_at: null });
       expect(await orgKeys(org)).toEqual([]);
       expect(await tempFiles()).toEqual([]);
@@ -120,7 +115,7 @@ describe.each(DRIVERS)('upload host (%s driver)', (driver) => {
       const first = bytes(10);
       const signed = await preallocate(org, 10);
       await put(t, signed.url, first, 'image/png').expect(200);
-      expectError(await put(t, signed.url, bytes(10), 'image/png'), 409, 'CONFLICT', /already been used/);
+      expectStorageError(await put(t, signed.url, bytes(10), 'image/png'), 409, 'CONFLICT', /already been used/);
       expect((await readStoredObject(t, org.id, signed.mediaId!))!.equals(first)).toBe(true);
     });
 
@@ -130,8 +125,8 @@ describe.each(DRIVERS)('upload host (%s driver)', (driver) => {
       const signed = await preallocate(org, body.length);
       const first = rawPut(t, signed.url, 'image/png', body.length);
       await first.write(body.subarray(0, 100_000));
-      await eventually(async () => (await row(signed.mediaId!)).upload_claimed_at !== null);
-      expectError(await put(t, signed.url, body, 'image/png'), 409, 'CONFLICT');
+      await eventually(async () => (await row(signed.mediaId!)).upload_claimed_at !== null, { timeoutMs: 10_000 });
+      expectStorageError(await put(t, signed.url, body, 'image/png'), 409, 'CONFLICT');
       await first.write(body.subarray(100_000));
       expect((await first.finish()).status).toBe(200);
       // And with both sent at once, whichever claims first wins.
@@ -143,9 +138,14 @@ describe.each(DRIVERS)('upload host (%s driver)', (driver) => {
     it('answers 403 to an expired or tampered URL', async () => {
       const org = await createOrganization(t);
       const signed = await preallocate(org, 3);
-      const urls = t.app.get(StorageUrls);
-      const expired = urls.preallocatedUploadUrl(org.id, signed.mediaId!, 3, 'image/png', Math.floor(Date.now() / 1000) - 1);
-      expectError(await put(t, expired, bytes(3), 'image/png'), 403, 'FORBIDDEN', /expired/);
+      const expired = t.app.get(SignedUrls).preallocatedUrl({
+        organizationId: org.id,
+        mediaId: signed.mediaId!,
+        size: 3,
+        contentType: 'image/png',
+        expiresAt: Math.floor(Date.now() / 1000) - 1,
+      });
+      expectStorageError(await put(t, expired, bytes(3), 'image/png'), 403, 'FORBIDDEN', /expired/);
 
       const url = new URL(signed.url);
       const tamper = (change: (u: URL) => void) => {
@@ -163,7 +163,7 @@ describe.each(DRIVERS)('upload host (%s driver)', (driver) => {
         tamper((u) => (u.pathname = u.pathname.replace(org.id, other.id))),
         tamper((u) => (u.pathname = `${u.pathname.slice(0, -1)}${u.pathname.endsWith('0') ? '1' : '0'}`)),
       ]) {
-        expectError(await put(t, tampered, bytes(tampered.includes('size=4') ? 4 : 3), tampered.includes('gif') ? 'image/gif' : 'image/png'), 403, 'FORBIDDEN');
+        expectStorageError(await put(t, tampered, bytes(tampered.includes('size=4') ? 4 : 3), tampered.includes('gif') ? 'image/gif' : 'image/png'), 403, 'FORBIDDEN');
       }
       expect(await row(signed.mediaId!)).toMatchObject({ state: 'pending', upload_claimed_at: null });
       await put(t, signed.url, bytes(3), 'image/png').expect(200);
@@ -175,12 +175,12 @@ describe.each(DRIVERS)('upload host (%s driver)', (driver) => {
       const signed = await preallocate(org, body.length);
       const upload = rawPut(t, signed.url, 'image/png', body.length);
       await upload.write(body.subarray(0, 400_000));
-      await eventually(async () => (await row(signed.mediaId!)).upload_claimed_at !== null);
+      await eventually(async () => (await row(signed.mediaId!)).upload_claimed_at !== null, { timeoutMs: 10_000 });
       upload.abort();
-      await eventually(async () => (await row(signed.mediaId!)).upload_claimed_at === null);
+      await eventually(async () => (await row(signed.mediaId!)).upload_claimed_at === null, { timeoutMs: 10_000 });
       expect(await row(signed.mediaId!)).toMatchObject({ state: 'pending', checksum: null });
       expect(await orgKeys(org)).toEqual([]);
-      await eventually(async () => (await tempFiles()).length === 0);
+      await eventually(async () => (await tempFiles()).length === 0, { timeoutMs: 10_000 });
       await request(t.http).get(pathOf(signed.mediaUrl!)).expect(404);
       await put(t, signed.url, body, 'image/png').expect(200);
     });
@@ -191,11 +191,11 @@ describe.each(DRIVERS)('upload host (%s driver)', (driver) => {
       const signed = await preallocate(org, body.length);
       const upload = rawPut(t, signed.url, 'image/png', body.length);
       await upload.write(body.subarray(0, 250_000));
-      await eventually(async () => (await row(signed.mediaId!)).upload_claimed_at !== null);
+      await eventually(async () => (await row(signed.mediaId!)).upload_claimed_at !== null, { timeoutMs: 10_000 });
       const purge = await request(t.http).delete('/v1/storage/purge').set(bearer(org.key)).send({}).expect(200);
       expect(purge.body.purgedCount).toBe(1);
       await upload.write(body.subarray(250_000));
-      expectError(await upload.finish(), 404, 'NOT_FOUND', /deleted or purged/);
+      expectStorageError(await upload.finish(), 404, 'NOT_FOUND', /deleted or purged/);
       expect(await row(signed.mediaId!)).toBeUndefined();
       expect(await orgKeys(org)).toEqual([]);
       expect(await tempFiles()).toEqual([]);
@@ -222,7 +222,7 @@ describe.each(DRIVERS)('upload host (%s driver)', (driver) => {
         if (uploaded.status === 200) {
           expect(uploaded.body).toMatchObject({ id: signed.mediaId, state: 'complete', size: body.length });
         } else {
-          expectError(uploaded, 404, 'NOT_FOUND', /deleted or purged/);
+          expectStorageError(uploaded, 404, 'NOT_FOUND', /deleted or purged/);
         }
         // Whoever won: no row, no bytes, no temp file, and the CDN has nothing to serve.
         expect(await row(signed.mediaId!)).toBeUndefined();
@@ -252,7 +252,8 @@ describe.each(DRIVERS)('upload host (%s driver)', (driver) => {
       });
       expect(await row(response.body.id)).toMatchObject({ content_type: 'audio/ogg', checksum: sha256(body), state: 'complete' });
       expect((await readStoredObject(t, org.id, response.body.id))!.equals(body)).toBe(true);
-      expectError(await post(t, signed.url, body), 409, 'CONFLICT');
+      expect(await tempFiles()).toEqual([]);
+      expectStorageError(await post(t, signed.url, body), 409, 'CONFLICT');
     });
 
     it('stores a 0-byte file and a 50 MB file', async () => {
@@ -263,6 +264,7 @@ describe.each(DRIVERS)('upload host (%s driver)', (driver) => {
       const response = await post(t, (await signedUrl(t, org)).url, big, { filename: 'big.png', contentType: 'image/png' }).expect(201);
       expect(response.body).toMatchObject({ size: big.length, kind: 'image' });
       expect((await row(response.body.id)).checksum).toBe(sha256(big));
+      expect(await tempFiles()).toEqual([]);
     }, 120_000);
 
     it.each([
@@ -286,10 +288,11 @@ describe.each(DRIVERS)('upload host (%s driver)', (driver) => {
     ])('answers 400 for %s, stores nothing, and the URL can be used again', async (_name, send, message) => {
       const org = await createOrganization(t);
       const signed = await signedUrl(t, org);
-      expectError(await send(signed.url), 400, 'VALIDATION_ERROR', message);
+      expectStorageError(await send(signed.url), 400, 'VALIDATION_ERROR', message);
       expect((await t.db.query('SELECT * FROM storage_items WHERE organization_id = $1', [org.id])).rows).toEqual([]);
       expect(await orgKeys(org)).toEqual([]);
       expect((await t.db.query('SELECT * FROM storage_upload_nonces WHERE organization_id = $1', [org.id])).rows).toEqual([]);
+      expect(await tempFiles()).toEqual([]);
       await post(t, signed.url, bytes(10)).expect(201);
     });
 
@@ -303,11 +306,15 @@ describe.each(DRIVERS)('upload host (%s driver)', (driver) => {
 
     it('answers 403 to an expired or tampered URL', async () => {
       const org = await createOrganization(t);
-      const expired = t.app.get(StorageUrls).nonAllocatedUploadUrl(org.id, '8f7c2a8e-5d7e-4b1e-9a43-4a0a6e3c1b11', Math.floor(Date.now() / 1000) - 1);
-      expectError(await post(t, expired, bytes(5)), 403, 'FORBIDDEN', /expired/);
+      const expired = t.app.get(SignedUrls).nonAllocatedUrl({
+        organizationId: org.id,
+        nonce: '8f7c2a8e-5d7e-4b1e-9a43-4a0a6e3c1b11',
+        expiresAt: Math.floor(Date.now() / 1000) - 1,
+      });
+      expectStorageError(await post(t, expired, bytes(5)), 403, 'FORBIDDEN', /expired/);
       const url = new URL((await signedUrl(t, org)).url);
       url.searchParams.set('nonce', '8f7c2a8e-5d7e-4b1e-9a43-4a0a6e3c1b11');
-      expectError(await post(t, url.toString(), bytes(5)), 403, 'FORBIDDEN', /signature/);
+      expectStorageError(await post(t, url.toString(), bytes(5)), 403, 'FORBIDDEN', /signature/);
     });
 
     it('lets exactly one of two concurrent uploads to one URL succeed', async () => {
@@ -317,6 +324,7 @@ describe.each(DRIVERS)('upload host (%s driver)', (driver) => {
       expect(results.map((result) => result.status).sort()).toEqual([201, 409]);
       expect((await t.db.query('SELECT id FROM storage_items WHERE organization_id = $1', [org.id])).rows).toHaveLength(1);
       expect(await orgKeys(org)).toHaveLength(1);
+      expect(await tempFiles()).toEqual([]);
     });
 
     it('leaves nothing behind when the client goes away mid-upload', async () => {
@@ -328,12 +336,12 @@ describe.each(DRIVERS)('upload host (%s driver)', (driver) => {
         Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="x.bin"\r\nContent-Type: image/png\r\n\r\n`),
       );
       await upload.write(bytes(300_000));
-      await eventually(async () => (await t.db.query('SELECT 1 FROM storage_upload_nonces WHERE organization_id = $1', [org.id])).rowCount === 1);
+      await eventually(async () => (await t.db.query('SELECT 1 FROM storage_upload_nonces WHERE organization_id = $1', [org.id])).rowCount === 1, { timeoutMs: 10_000 });
       upload.abort();
-      await eventually(async () => (await t.db.query('SELECT 1 FROM storage_upload_nonces WHERE organization_id = $1', [org.id])).rowCount === 0);
+      await eventually(async () => (await t.db.query('SELECT 1 FROM storage_upload_nonces WHERE organization_id = $1', [org.id])).rowCount === 0, { timeoutMs: 10_000 });
       expect((await t.db.query('SELECT * FROM storage_items WHERE organization_id = $1', [org.id])).rows).toEqual([]);
       expect(await orgKeys(org)).toEqual([]);
-      await eventually(async () => (await tempFiles()).length === 0);
+      await eventually(async () => (await tempFiles()).length === 0, { timeoutMs: 10_000 });
     });
   });
 
@@ -347,9 +355,10 @@ describe.each(DRIVERS)('upload host (%s driver)', (driver) => {
     it('answers 413 to a multipart file above the limit and stores nothing', async () => {
       const org = await createOrganization(small);
       const signed = await signedUrl(small, org);
-      expectError(await post(small, signed.url, bytes(1001)), 413, 'PAYLOAD_TOO_LARGE', /MAX_UPLOAD_BYTES/);
+      expectStorageError(await post(small, signed.url, bytes(1001)), 413, 'PAYLOAD_TOO_LARGE', /MAX_UPLOAD_BYTES/);
       expect((await small.db.query('SELECT * FROM storage_items WHERE organization_id = $1', [org.id])).rows).toEqual([]);
       expect(await storedKeys(small)).toEqual([]);
+      expect(await temporaryFiles(small)).toEqual([]);
       const ok = await post(small, signed.url, bytes(1000)).expect(201);
       expect(ok.body.size).toBe(1000);
     });

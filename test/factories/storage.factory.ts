@@ -1,17 +1,26 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { OBJECT_STORE, ObjectStore, objectKeyFor } from '../../src/storage/object-store/object-store';
-import { S3ObjectStore } from '../../src/storage/object-store/s3-object-store';
 import { createTestApp, TestApp } from '../support/test-app';
 import { bearer, TestOrganization } from './organizations.factory';
+
+interface KoaContext {
+  method: string;
+  query: Record<string, unknown>;
+  type: string;
+  body: unknown;
+}
 
 // s3rver ships without type declarations.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const S3rver = require('s3rver') as new (options: Record<string, unknown>) => {
+  /** s3rver is a Koa application: its middleware, in order. */
+  middleware: Array<(ctx: KoaContext, next: () => Promise<void>) => Promise<void>>;
   run(): Promise<{ address: string; port: number }>;
   close(): Promise<void>;
 };
@@ -20,12 +29,19 @@ export type Driver = 'local' | 's3';
 export const DRIVERS: Driver[] = ['local', 's3'];
 
 export const S3_BUCKET = 'flagstore-test';
+
 /**
- * s3rver does not implement multipart uploads, so in the S3 suites every upload must be a single PUT: the
- * driver's part size is raised above the largest test file (50 MB). What this leaves unexercised here is
- * the multipart path the driver takes for files above its 8 MiB part size against a real MinIO.
+ * s3rver implements multipart uploads but not ListMultipartUploads, which the minio client calls before
+ * each one (to resume an earlier upload of the same key). Answering "none in progress" lets the S3 suites
+ * take the driver's multipart path (files above its 8 MiB part size) as they would against MinIO.
  */
-export const S3RVER_PART_SIZE = 64 * 1024 * 1024;
+const LIST_NO_MULTIPART_UPLOADS = async (ctx: KoaContext, next: () => Promise<void>) => {
+  if (ctx.method !== 'GET' || !('uploads' in ctx.query)) return next();
+  ctx.type = 'application/xml';
+  ctx.body =
+    '<?xml version="1.0" encoding="UTF-8"?>' +
+    `<ListMultipartUploadsResult><Bucket>${S3_BUCKET}</Bucket><IsTruncated>false</IsTruncated></ListMultipartUploadsResult>`;
+};
 
 export interface StorageTestApp extends TestApp {
   driver: Driver;
@@ -45,6 +61,7 @@ export async function createStorageTestApp(driver: Driver, env: Record<string, s
       silent: true,
       configureBuckets: [{ name: S3_BUCKET }],
     });
+    server.middleware.unshift(LIST_NO_MULTIPART_UPLOADS);
     const { port } = await server.run();
     s3Env = {
       S3_ENDPOINT: `http://127.0.0.1:${port}`,
@@ -59,12 +76,10 @@ export async function createStorageTestApp(driver: Driver, env: Record<string, s
     };
   }
   const t = await createTestApp({ ...s3Env, ...env });
-  const store = t.app.get<ObjectStore>(OBJECT_STORE);
-  if (store instanceof S3ObjectStore) store.setPartSize(S3RVER_PART_SIZE);
   return {
     ...t,
     driver,
-    store,
+    store: t.app.get<ObjectStore>(OBJECT_STORE),
     close: async () => {
       await t.close();
       await stopS3();
@@ -111,8 +126,9 @@ export async function uploadFile(t: TestApp, org: TestOrganization, body: Buffer
   return response.body as { id: string; kind: string; size: number; state: string; mediaUrl: string; createdAt: string };
 }
 
-export function storedObject(t: StorageTestApp, organizationId: string, itemId: string): Promise<boolean> {
-  return t.store.exists(objectKeyFor(organizationId, itemId));
+/** Whether the store holds a committed object for the item. */
+export async function storedObject(t: StorageTestApp, organizationId: string, itemId: string): Promise<boolean> {
+  return (await storedKeys(t)).includes(objectKeyFor(organizationId, itemId));
 }
 
 export async function readStoredObject(t: StorageTestApp, organizationId: string, itemId: string): Promise<Buffer | null> {
@@ -177,11 +193,18 @@ export function rawRequest(t: TestApp, method: string, url: string, headers: Rec
   };
 }
 
-/** Polls until `check` holds (state that another request changes asynchronously). */
-export async function eventually(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 25));
+/**
+ * The temporary files the driver keeps while an upload streams, read from disk: the local driver writes
+ * every upload to `objects/.tmp` before renaming it into place; the S3 driver spools bodies of unknown size
+ * (multipart form uploads) to `upload-spool` before sending them to the bucket. Each must be gone once
+ * its upload has answered, whatever the outcome.
+ */
+export async function temporaryFiles(t: StorageTestApp): Promise<string[]> {
+  const directory = t.driver === 's3' ? join(t.config.dataDir, 'upload-spool') : join(t.config.dataDir, 'objects', '.tmp');
+  try {
+    return await readdir(directory);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
   }
 }

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { ArgumentsHost, Catch, ExceptionFilter } from '@nestjs/common';
+import { ArgumentsHost, Catch, ExceptionFilter, Inject, Optional } from '@nestjs/common';
 import type { Request } from 'express';
 import { requestIdOf } from '../request-id';
 import { resolveError } from './error-body';
@@ -11,7 +11,7 @@ export interface ApiErrorBody {
   message: string;
 }
 
-/** Body of every storage error (spec 7.2, decisions.md): `{ error: { code, message } }`. */
+/** Body of every storage error (storage API, upload host, CDN): `{ error: { code, message } }`. */
 export interface StorageErrorBody {
   error: { code: string; message: string };
 }
@@ -28,11 +28,26 @@ export interface ErrorHeaders {
   responseHeaders?: Record<string, string>;
 }
 
-const STORAGE_PATHS = /^\/(v1\/storage|upload|c)(\/|\?|$)/;
+/**
+ * The path prefixes (`/v1/storage`, ...) whose errors take the storage shape; the storage module provides
+ * them from the routes its controllers mount on, so that the shape is chosen in this filter alone.
+ */
+export const STORAGE_ERROR_PATHS = Symbol('STORAGE_ERROR_PATHS');
 
-/** The storage surface (its API, upload host and CDN) answers errors in the storage shape. */
-export function errorShapeFor(url: string | undefined): ErrorShape {
-  return url !== undefined && STORAGE_PATHS.test(url) ? 'storage' : 'api';
+/**
+ * `api`, or `storage` for a URL under one of `storagePaths`. Case-insensitive, as Express routes: a
+ * request that reaches a storage controller is always answered in the storage shape.
+ */
+export function errorShapeFor(url: string | undefined, storagePaths: readonly string[]): ErrorShape {
+  if (url === undefined) return 'api';
+  const path = url.toLowerCase();
+  return storagePaths.some((prefix) => {
+    if (!path.startsWith(prefix.toLowerCase())) return false;
+    const next = path.charAt(prefix.length);
+    return next === '' || next === '/' || next === '?';
+  })
+    ? 'storage'
+    : 'api';
 }
 
 /** Writes an error on a plain Node response; used by the filters and by the poll's lean path. */
@@ -56,14 +71,17 @@ export function writeApiError(response: ServerResponse, exception: unknown, requ
 }
 
 /**
- * The global filter: everything thrown in a request, including before routing (body parsing, unknown
- * routes), answered in the shape of the surface the request addressed.
+ * The one exception filter: everything thrown in a request, including before routing (body parsing,
+ * unknown routes), answered in the shape of the surface the request addressed.
  */
 @Catch()
 export class ApiExceptionFilter implements ExceptionFilter {
+  constructor(@Optional() @Inject(STORAGE_ERROR_PATHS) private readonly storagePaths: readonly string[] = []) {}
+
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
     const request = http.getRequest<Request>();
-    writeApiError(http.getResponse<ServerResponse>(), exception, requestIdOf(request), errorShapeFor(request.originalUrl ?? request.url));
+    const shape = errorShapeFor(request.originalUrl ?? request.url, this.storagePaths);
+    writeApiError(http.getResponse<ServerResponse>(), exception, requestIdOf(request), shape);
   }
 }

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
 import { mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { assertObjectKey, ByteRange, ObjectStore, StoredObject } from './object-store';
+import { writeNewFile } from './write-file';
 
 const TMP_DIR = '.tmp';
 // Large files move in 1 MiB chunks: a sixteenth of the syscalls and socket writes of the 64 KiB default.
@@ -16,7 +15,6 @@ const IO_CHUNK_BYTES = 1024 * 1024;
  * crash sees the whole file or none of it. Leftover temp files are removed by the sweeper.
  */
 export class LocalObjectStore implements ObjectStore {
-  readonly driver = 'local';
   private readonly tmpDir: string;
 
   constructor(private readonly root: string) {
@@ -32,7 +30,7 @@ export class LocalObjectStore implements ObjectStore {
     const tmp = join(this.tmpDir, randomUUID());
     try {
       // flush: fsync before close, so the rename never publishes a file whose bytes are not on disk.
-      await pipeline(body, createWriteStream(tmp, { flags: 'wx', mode: 0o600, flush: true, highWaterMark: IO_CHUNK_BYTES }));
+      await writeNewFile(body, tmp, { flush: true, highWaterMark: IO_CHUNK_BYTES });
       await mkdir(dirname(path), { recursive: true });
       await rename(tmp, path);
     } catch (error) {
@@ -52,16 +50,6 @@ export class LocalObjectStore implements ObjectStore {
     }
     // The open handle keeps the bytes readable even if the file is deleted while it streams.
     return handle.createReadStream({ highWaterMark: IO_CHUNK_BYTES, ...(range ? { start: range.start, end: range.end } : {}) });
-  }
-
-  async exists(key: string): Promise<boolean> {
-    try {
-      await stat(this.pathOf(key));
-      return true;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-      throw error;
-    }
   }
 
   async delete(key: string): Promise<void> {
@@ -98,11 +86,6 @@ export class LocalObjectStore implements ObjectStore {
       }
     }
     return removed;
-  }
-
-  /** Temp files currently present (tests check that failed uploads leave none). */
-  async temporaryFiles(): Promise<string[]> {
-    return readdirIfPresent(this.tmpDir);
   }
 
   private pathOf(key: string): string {

@@ -18,7 +18,6 @@ export interface StoredObject {
  * Both drivers stream: neither holds a whole file in memory (the S3 driver holds at most one part).
  */
 export interface ObjectStore {
-  readonly driver: 'local' | 's3';
   /**
    * Stores `body` under `key` so that the object either appears whole once this resolves, or not at all
    * if it rejects (a failed or aborted body leaves nothing readable behind). `size` is the exact byte
@@ -27,8 +26,6 @@ export interface ObjectStore {
   put(key: string, body: Readable, size?: number): Promise<void>;
   /** The object's bytes, or only `range`; null when there is no such object. */
   read(key: string, range?: ByteRange): Promise<Readable | null>;
-  /** Whether a committed object is under `key`. The service never asks (it goes by the row); the tests do. */
-  exists(key: string): Promise<boolean>;
   /** Idempotent: deleting a missing object is not an error. */
   delete(key: string): Promise<void>;
   /** Every committed object, for the sweeper's search for objects without a row. */

@@ -1,13 +1,13 @@
 import { Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { mkdir, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { Client } from 'minio';
 import { AppConfig } from '../../config/app-config';
 import { ByteRange, ObjectStore, StoredObject } from './object-store';
+import { writeNewFile } from './write-file';
 
 /**
  * The minio client buffers one part in memory (it signs each request's payload over plain HTTP), so the
@@ -24,14 +24,14 @@ type S3Settings = NonNullable<AppConfig['s3']>;
  * pick a part size of hundreds of megabytes for an unknown length and hold it in memory.
  */
 export class S3ObjectStore implements ObjectStore {
-  readonly driver = 's3';
   private readonly logger = new Logger('S3ObjectStore');
-  private client: Client;
+  private readonly client: Client;
 
+  /** Files up to `partSize` go in one PUT, larger ones multipart. */
   constructor(
     private readonly settings: S3Settings,
     private readonly spoolDir: string,
-    private partSize = DEFAULT_S3_PART_SIZE,
+    private readonly partSize = DEFAULT_S3_PART_SIZE,
   ) {
     this.client = this.createClient();
   }
@@ -41,15 +41,6 @@ export class S3ObjectStore implements ObjectStore {
     if (!(await this.client.bucketExists(this.settings.bucket))) {
       await this.client.makeBucket(this.settings.bucket, this.settings.region);
     }
-  }
-
-  /**
-   * Files up to the part size go in one PUT, larger ones multipart. Test servers without multipart
-   * (s3rver) raise it so their uploads stay single-part; see the storage e2e tests.
-   */
-  setPartSize(bytes: number): void {
-    this.partSize = bytes;
-    this.client = this.createClient();
   }
 
   async put(key: string, body: Readable, size?: number): Promise<void> {
@@ -87,16 +78,6 @@ export class S3ObjectStore implements ObjectStore {
     }
   }
 
-  async exists(key: string): Promise<boolean> {
-    try {
-      await this.client.statObject(this.settings.bucket, key);
-      return true;
-    } catch (error) {
-      if (isNotFound(error)) return false;
-      throw error;
-    }
-  }
-
   async delete(key: string): Promise<void> {
     await this.client.removeObject(this.settings.bucket, key);
   }
@@ -124,7 +105,7 @@ export class S3ObjectStore implements ObjectStore {
   private async putSpooled(key: string, body: Readable): Promise<void> {
     const spool = join(this.spoolDir, randomUUID());
     try {
-      await pipeline(body, createWriteStream(spool, { flags: 'wx', mode: 0o600 }));
+      await writeNewFile(body, spool);
       const { size } = await stat(spool);
       await this.put(key, createReadStream(spool), size);
     } finally {

@@ -1,4 +1,4 @@
-import { StorageMetadata } from './storage-item.entity';
+import { StorageMetadata } from './storage-item';
 
 export const METADATA_MAX_KEYS = 10;
 export const METADATA_MAX_KEY_LENGTH = 128;
@@ -9,8 +9,10 @@ const KEY_NAME = /^[A-Za-z0-9_-]+$/;
 export type MetadataResult = { ok: true; metadata: StorageMetadata } | { ok: false; message: string };
 
 /**
- * Parses the JSON-encoded metadata of a signed-URL request or a multipart upload and checks the rules of
- * spec 2.6. The message of a failure names the rule broken, for a 400 VALIDATION_ERROR.
+ * Parses the JSON-encoded metadata of a signed-URL request or a multipart upload and checks its rules: an
+ * object of at most 10 keys (1-128 letters, digits, `_`, `-`) whose values are strings (up to 512
+ * characters), finite numbers or booleans, at most 2048 bytes as compact JSON. The message of a failure
+ * names the rule broken, for a 400 VALIDATION_ERROR.
  */
 export function parseMetadata(raw: string): MetadataResult {
   let value: unknown;

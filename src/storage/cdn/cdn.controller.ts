@@ -1,17 +1,16 @@
-import { Controller, Get, Head, HttpStatus, Param, Req, Res, UseFilters } from '@nestjs/common';
+import { Controller, Get, Head, HttpStatus, Param, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { pipeline } from 'node:stream/promises';
-import { Public } from '../auth/auth.decorators';
+import { Public } from '../../auth/auth.decorators';
+import { ApiStorageErrors } from '../storage-openapi';
+import { CDN_ROUTE } from '../storage-routes';
 import { CdnRequest, CdnResponse, CdnService } from './cdn.service';
-import { StorageExceptionFilter } from './storage-exception.filter';
-import { ApiStorageErrors } from './storage-openapi';
 
 /** The CDN route ({cdn_url}/c/..., outside /v1): public, immutable, conditional and ranged. */
 @ApiTags('cdn')
 @Public()
-@UseFilters(StorageExceptionFilter)
-@Controller('c')
+@Controller(CDN_ROUTE)
 export class CdnController {
   constructor(private readonly cdn: CdnService) {}
 

@@ -7,7 +7,7 @@ export enum StorageKind {
 
 export const STORAGE_KINDS = Object.values(StorageKind);
 
-/** `image/*` image, `video/*` video, `audio/*` audio, anything else document (decisions.md). */
+/** `image/*` image, `video/*` video, `audio/*` audio, anything else (text, applications, fonts...) document. */
 export function kindOfContentType(contentType: string): StorageKind {
   const type = contentType.split('/', 1)[0].trim().toLowerCase();
   switch (type) {

@@ -1,6 +1,6 @@
 import { kindOfContentType, normalizeContentType, StorageKind } from './storage-kind';
 
-describe('kind from content type (decisions.md)', () => {
+describe('kind from content type', () => {
   it.each([
     ['image/png', StorageKind.IMAGE],
     ['IMAGE/JPEG', StorageKind.IMAGE],

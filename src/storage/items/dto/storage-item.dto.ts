@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptions } from '@nestjs/swagger';
-import { StorageItemEntity, StorageItemState, StorageMetadata } from '../storage-item.entity';
+import { StorageItem, StorageItemState, StorageMetadata } from '../storage-item';
 import { StorageKind } from '../storage-kind';
 
 const METADATA_SCHEMA: ApiPropertyOptions = {
@@ -9,7 +9,7 @@ const METADATA_SCHEMA: ApiPropertyOptions = {
   example: { level: 3, author: 'mira', public: true },
 };
 
-/** Spec 2.6. */
+/** A stored file as the API shows it (the row without its storage internals). */
 export class StorageItemDto {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ enum: StorageKind }) kind: StorageKind;
@@ -19,14 +19,14 @@ export class StorageItemDto {
   metadata: StorageMetadata | null;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
 
-  static from(entity: StorageItemEntity): StorageItemDto {
+  static from(item: StorageItem): StorageItemDto {
     return {
-      id: entity.id,
-      kind: entity.kind,
-      size: entity.size,
-      state: entity.state,
-      metadata: entity.metadata,
-      createdAt: entity.createdAt.toISOString(),
+      id: item.id,
+      kind: item.kind,
+      size: item.size,
+      state: item.state,
+      metadata: item.metadata,
+      createdAt: item.createdAt.toISOString(),
     };
   }
 }
@@ -36,7 +36,7 @@ export class UploadedItemDto extends StorageItemDto {
   @ApiProperty({ description: 'Public CDN address: {cdn_url}/c/<organizationId>/<mediaId>', format: 'uri' })
   mediaUrl: string;
 
-  static fromUpload(entity: StorageItemEntity, mediaUrl: string): UploadedItemDto {
-    return { ...StorageItemDto.from(entity), mediaUrl };
+  static fromUpload(item: StorageItem, mediaUrl: string): UploadedItemDto {
+    return { ...StorageItemDto.from(item), mediaUrl };
   }
 }

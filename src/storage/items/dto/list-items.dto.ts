@@ -1,9 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsEnum, IsInt, IsOptional, Max, Min } from 'class-validator';
-import { MAX_PAGE } from '../../common/dto/pagination';
+import { MAX_PAGE } from '../../../common/dto/pagination';
 import { STORAGE_KINDS, StorageKind } from '../storage-kind';
-import { wholeNumber } from '../../common/dto/query-transforms';
+import { wholeNumber } from '../../../common/dto/query-transforms';
 import { StorageItemDto } from './storage-item.dto';
 
 export class ListItemsQueryDto {

@@ -7,7 +7,7 @@ export class KindUsageDto {
   @ApiProperty({ description: 'Their bytes' }) size: number;
 }
 
-/** Spec 2.7; only complete items count. */
+/** Allocation and use; only complete items count. */
 export class StorageStatsDto {
   @ApiProperty({ description: "The organization's allocation in bytes" }) totalStorage: number;
   @ApiProperty({ description: 'Bytes of complete files' }) usedStorage: number;

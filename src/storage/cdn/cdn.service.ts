@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Readable } from 'node:stream';
-import { ifNoneMatchMatches } from '../common/etag';
+import { ifNoneMatchMatches } from '../../common/etag';
+import { StorageRepository } from '../items/storage.repository';
+import { isUuid, OBJECT_STORE, ObjectStore } from '../object-store/object-store';
+import { StorageErrors } from '../storage.errors';
 import { decideRange, ifRangeAllowsRange } from './http-range';
-import { isUuid, OBJECT_STORE, ObjectStore } from './object-store/object-store';
-import { StorageErrors } from './storage.errors';
-import { StorageRepository } from './storage.repository';
 
 export interface CdnRequest {
   method: string;
@@ -27,13 +27,13 @@ export interface CdnResponse {
 @Injectable()
 export class CdnService {
   constructor(
-    private readonly items: StorageRepository,
+    private readonly repository: StorageRepository,
     @Inject(OBJECT_STORE) private readonly store: ObjectStore,
   ) {}
 
   async read(organizationId: string, mediaId: string, request: CdnRequest): Promise<CdnResponse> {
     if (!isUuid(organizationId) || !isUuid(mediaId)) throw StorageErrors.fileNotFound();
-    const item = await this.items.findCompleteItem(organizationId.toLowerCase(), mediaId.toLowerCase());
+    const item = await this.repository.findCompleteItem(organizationId.toLowerCase(), mediaId.toLowerCase());
     if (!item || !item.checksum) throw StorageErrors.fileNotFound();
 
     const etag = `"${item.checksum}"`;

@@ -1,20 +1,20 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { totalPages } from '../common/dto/pagination';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { OrganizationsRepository } from '../organizations/organizations.repository';
+import { totalPages } from '../../common/dto/pagination';
+import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { OrganizationsRepository } from '../../organizations/organizations.repository';
+import { mediaUrl } from '../cdn/media-url';
+import { OBJECT_STORE, ObjectStore, objectKeyFor } from '../object-store/object-store';
+import { SignedUrlDto, SignedUrlQueryDto } from '../signed-urls/dto/signed-url.dto';
+import { SignedUrls, UPLOAD_URL_LIFETIME_MS } from '../signed-urls/signed-urls';
+import { StorageErrors } from '../storage.errors';
 import { ListItemsQueryDto, StorageItemPageDto } from './dto/list-items.dto';
 import { MessageDto, PurgeDto, PurgeResultDto } from './dto/purge.dto';
-import { SignedUrlDto, SignedUrlQueryDto } from './dto/signed-url.dto';
 import { StorageItemDto } from './dto/storage-item.dto';
 import { StorageStatsDto } from './dto/storage-stats.dto';
-import { OBJECT_STORE, ObjectStore, objectKeyFor } from './object-store/object-store';
 import { kindOfContentType, normalizeContentType, STORAGE_KINDS } from './storage-kind';
 import { parseMetadata } from './storage-metadata';
-import { StorageErrors } from './storage.errors';
 import { StorageRepository } from './storage.repository';
-import { UPLOAD_URL_LIFETIME_MS } from './upload-signer';
-import { StorageUrls } from './storage-urls';
 
 /**
  * The /v1/storage API: signed URLs, the item list, statistics, delete and purge.
@@ -29,9 +29,9 @@ export class StorageService {
   private readonly logger = new Logger(StorageService.name);
 
   constructor(
-    private readonly items: StorageRepository,
+    private readonly repository: StorageRepository,
     private readonly organizations: OrganizationsRepository,
-    private readonly urls: StorageUrls,
+    private readonly signedUrls: SignedUrls,
     @Inject(OBJECT_STORE) private readonly store: ObjectStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -46,7 +46,7 @@ export class StorageService {
         );
       }
       const nonce = randomUUID();
-      const url = this.urls.nonAllocatedUploadUrl(organizationId, nonce, expiresAt);
+      const url = this.signedUrls.nonAllocatedUrl({ organizationId, nonce, expiresAt });
       return { url, expiresAt: new Date(expiresAt * 1000).toISOString() };
     }
     if (contentType === undefined || size === undefined) {
@@ -64,7 +64,7 @@ export class StorageService {
     }
 
     const mediaId = randomUUID();
-    await this.items.createPending(
+    await this.repository.createPending(
       {
         id: mediaId,
         organizationId,
@@ -77,23 +77,23 @@ export class StorageService {
       new Date(expiresAt * 1000),
     );
     return {
-      url: this.urls.preallocatedUploadUrl(organizationId, mediaId, size, normalizedType, expiresAt),
+      url: this.signedUrls.preallocatedUrl({ organizationId, mediaId, size, contentType: normalizedType, expiresAt }),
       expiresAt: new Date(expiresAt * 1000).toISOString(),
       mediaId,
-      mediaUrl: this.urls.mediaUrl(organizationId, mediaId),
+      mediaUrl: mediaUrl(this.config.urls.cdnUrl, organizationId, mediaId),
     };
   }
 
   async listItems(organizationId: string, query: ListItemsQueryDto): Promise<StorageItemPageDto> {
     const { page, limit, kind } = query;
-    const { items, total } = await this.items.listItems(organizationId, kind, (page - 1) * limit, limit);
+    const { items, total } = await this.repository.listItems(organizationId, kind, (page - 1) * limit, limit);
     return { items: items.map(StorageItemDto.from), total, page, limit, totalPages: totalPages(total, limit) };
   }
 
   async statistics(organizationId: string): Promise<StorageStatsDto> {
     const [organization, usage] = await Promise.all([
       this.organizations.findOrganization(organizationId),
-      this.items.usageByKind(organizationId),
+      this.repository.usageByKind(organizationId),
     ]);
     // The key authenticated a moment ago, so the organization exists unless it was removed in between.
     if (!organization) throw StorageErrors.organizationNotFound(organizationId);
@@ -107,7 +107,7 @@ export class StorageService {
   }
 
   async deleteItem(organizationId: string, itemId: string): Promise<MessageDto> {
-    const objectKey = await this.items.deleteItem(organizationId, itemId);
+    const objectKey = await this.repository.deleteItem(organizationId, itemId);
     if (objectKey === null) throw StorageErrors.itemNotFound(itemId);
     await this.deleteObjects([objectKey]);
     return { message: `Storage item ${itemId} deleted` };
@@ -120,10 +120,10 @@ export class StorageService {
       after: dto.after === undefined ? undefined : new Date(dto.after),
     };
     if (dto.dryRun) {
-      const count = await this.items.countItems(organizationId, filter);
+      const count = await this.repository.countItems(organizationId, filter);
       return { message: `Dry run: ${count} item(s) would be purged; nothing was deleted`, purgedCount: count };
     }
-    const objectKeys = await this.items.deleteItems(organizationId, filter);
+    const objectKeys = await this.repository.deleteItems(organizationId, filter);
     await this.deleteObjects(objectKeys);
     return { message: `Purged ${objectKeys.length} item(s)`, purgedCount: objectKeys.length };
   }

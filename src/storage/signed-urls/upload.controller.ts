@@ -1,11 +1,12 @@
-import { Controller, HttpCode, HttpStatus, Param, Post, Put, Query, Req, UseFilters } from '@nestjs/common';
+import { Controller, HttpCode, HttpStatus, Param, Post, Put, Query, Req } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { Public } from '../auth/auth.decorators';
-import { UploadedItemDto } from './dto/storage-item.dto';
-import { StorageExceptionFilter } from './storage-exception.filter';
-import { ApiStorageErrors } from './storage-openapi';
-import { UploadQuery, UploadService } from './upload.service';
+import { Public } from '../../auth/auth.decorators';
+import { UploadedItemDto } from '../items/dto/storage-item.dto';
+import { ApiStorageErrors } from '../storage-openapi';
+import { UPLOAD_ROUTE } from '../storage-routes';
+import { UploadQuery } from './signed-urls';
+import { UploadService } from './upload.service';
 
 const URL_ERRORS = [
   [HttpStatus.FORBIDDEN, 'FORBIDDEN: the URL is expired, tampered with or incomplete'],
@@ -20,8 +21,7 @@ const URL_ERRORS = [
  */
 @ApiTags('upload')
 @Public()
-@UseFilters(StorageExceptionFilter)
-@Controller('upload')
+@Controller(UPLOAD_ROUTE)
 export class UploadController {
   constructor(private readonly uploads: UploadService) {}
 

@@ -1,4 +1,4 @@
-import { ByteRange } from './object-store/object-store';
+import { ByteRange } from '../object-store/object-store';
 
 export type RangeDecision = { kind: 'full' } | { kind: 'partial'; range: ByteRange } | { kind: 'unsatisfiable' };
 

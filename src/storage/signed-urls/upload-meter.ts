@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Transform, TransformCallback } from 'node:stream';
-import { DomainError } from '../common/domain-error';
-import { StorageErrors } from './storage.errors';
+import { DomainError } from '../../common/domain-error';
+import { StorageErrors } from '../storage.errors';
 
 export interface UploadLimits {
   /** Bytes beyond this fail the upload with 413 as soon as they arrive. */

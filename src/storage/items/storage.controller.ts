@@ -1,27 +1,20 @@
-import { Body, Controller, Delete, Get, HttpStatus, Query, UseFilters } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpStatus, Query } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { CurrentPrincipal, RequirePermission } from '../auth/auth.decorators';
-import type { Principal } from '../auth/principal';
-import { UuidParam } from '../common/decorators/uuid-param.decorator';
-import { Permission } from '../organizations/permission';
+import { CurrentPrincipal } from '../../auth/auth.decorators';
+import type { Principal } from '../../auth/principal';
+import { UuidParam } from '../../common/decorators/uuid-param.decorator';
+import { Permission } from '../../organizations/permission';
+import { SignedUrlDto, SignedUrlQueryDto } from '../signed-urls/dto/signed-url.dto';
+import { ApiStorageErrors, RequireStoragePermission } from '../storage-openapi';
+import { STORAGE_API_ROUTE } from '../storage-routes';
+import { StorageErrors } from '../storage.errors';
 import { ListItemsQueryDto, StorageItemPageDto } from './dto/list-items.dto';
 import { MessageDto, PurgeDto, PurgeResultDto } from './dto/purge.dto';
-import { SignedUrlDto, SignedUrlQueryDto } from './dto/signed-url.dto';
 import { StorageStatsDto } from './dto/storage-stats.dto';
-import { StorageExceptionFilter } from './storage-exception.filter';
-import { ApiStorageErrors } from './storage-openapi';
-import { StorageErrors } from './storage.errors';
 import { StorageService } from './storage.service';
 
-// RequirePermission sits last on each route so that these, applied after it, give its 401/403 the error schema.
-const AUTH_ERRORS: Array<[HttpStatus, string?]> = [
-  [HttpStatus.UNAUTHORIZED],
-  [HttpStatus.FORBIDDEN, 'FORBIDDEN: the API key lacks the permission'],
-];
-
 @ApiTags('storage')
-@UseFilters(StorageExceptionFilter)
-@Controller('storage')
+@Controller(STORAGE_API_ROUTE)
 export class StorageController {
   constructor(private readonly storage: StorageService) {}
 
@@ -35,10 +28,9 @@ export class StorageController {
   @ApiOkResponse({ type: SignedUrlDto })
   @ApiStorageErrors(
     [HttpStatus.BAD_REQUEST, 'VALIDATION_ERROR: bad contentType or size, only one of them, or a metadata rule broken'],
-    ...AUTH_ERRORS,
     [HttpStatus.PAYLOAD_TOO_LARGE, 'PAYLOAD_TOO_LARGE: size is above MAX_UPLOAD_BYTES'],
   )
-  @RequirePermission(Permission.STORAGE_WRITE)
+  @RequireStoragePermission(Permission.STORAGE_WRITE)
   createSignedUrl(@CurrentPrincipal() principal: Principal, @Query() query: SignedUrlQueryDto): Promise<SignedUrlDto> {
     return this.storage.createSignedUrl(principal.organizationId, query);
   }
@@ -46,8 +38,8 @@ export class StorageController {
   @Get('items')
   @ApiOperation({ summary: "List the organization's files, newest first (pending ones included)" })
   @ApiOkResponse({ type: StorageItemPageDto })
-  @ApiStorageErrors([HttpStatus.BAD_REQUEST, 'VALIDATION_ERROR: page, limit or kind out of range'], ...AUTH_ERRORS)
-  @RequirePermission(Permission.STORAGE_READ)
+  @ApiStorageErrors([HttpStatus.BAD_REQUEST, 'VALIDATION_ERROR: page, limit or kind out of range'])
+  @RequireStoragePermission(Permission.STORAGE_READ)
   listItems(@CurrentPrincipal() principal: Principal, @Query() query: ListItemsQueryDto): Promise<StorageItemPageDto> {
     return this.storage.listItems(principal.organizationId, query);
   }
@@ -55,8 +47,7 @@ export class StorageController {
   @Get()
   @ApiOperation({ summary: 'Storage statistics: allocation, use, overage and a per-kind breakdown of complete files' })
   @ApiOkResponse({ type: StorageStatsDto })
-  @ApiStorageErrors(...AUTH_ERRORS)
-  @RequirePermission(Permission.STORAGE_READ)
+  @RequireStoragePermission(Permission.STORAGE_READ)
   statistics(@CurrentPrincipal() principal: Principal): Promise<StorageStatsDto> {
     return this.storage.statistics(principal.organizationId);
   }
@@ -68,8 +59,8 @@ export class StorageController {
   })
   @ApiBody({ type: PurgeDto, required: false })
   @ApiOkResponse({ type: PurgeResultDto })
-  @ApiStorageErrors([HttpStatus.BAD_REQUEST, 'VALIDATION_ERROR: bad kind, date or dryRun'], ...AUTH_ERRORS)
-  @RequirePermission(Permission.STORAGE_WRITE)
+  @ApiStorageErrors([HttpStatus.BAD_REQUEST, 'VALIDATION_ERROR: bad kind, date or dryRun'])
+  @RequireStoragePermission(Permission.STORAGE_WRITE)
   purge(@CurrentPrincipal() principal: Principal, @Body() dto: PurgeDto): Promise<PurgeResultDto> {
     return this.storage.purge(principal.organizationId, dto);
   }
@@ -79,10 +70,9 @@ export class StorageController {
   @ApiOkResponse({ type: MessageDto })
   @ApiStorageErrors(
     [HttpStatus.BAD_REQUEST, 'INVALID_UUID: fileId is not a UUID'],
-    ...AUTH_ERRORS,
     [HttpStatus.NOT_FOUND, 'NOT_FOUND: no such file in this organization'],
   )
-  @RequirePermission(Permission.STORAGE_WRITE)
+  @RequireStoragePermission(Permission.STORAGE_WRITE)
   deleteItem(
     @CurrentPrincipal() principal: Principal,
     @UuidParam('fileId', StorageErrors.invalidUuid) fileId: string,

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { OBJECT_STORE, ObjectStore, itemIdOfKey } from './object-store/object-store';
-import { StorageRepository } from './storage.repository';
+import { StorageRepository } from '../items/storage.repository';
+import { itemIdOfKey, OBJECT_STORE, ObjectStore } from '../object-store/object-store';
 
 export const SWEEP_INTERVAL_MS = 60_000;
 /**
@@ -32,7 +32,7 @@ export class StorageSweeper implements OnApplicationBootstrap, OnApplicationShut
   private running: Promise<SweepReport> | null = null;
 
   constructor(
-    private readonly items: StorageRepository,
+    private readonly repository: StorageRepository,
     @Inject(OBJECT_STORE) private readonly store: ObjectStore,
   ) {}
 
@@ -60,18 +60,18 @@ export class StorageSweeper implements OnApplicationBootstrap, OnApplicationShut
     const report: SweepReport = { expiredItems: 0, expiredNonces: 0, orphanObjects: 0, temporaryFiles: 0 };
     const staleClaim = new Date(now.getTime() - STALE_CLAIM_MS);
     for (;;) {
-      const keys = await this.items.deleteExpiredPending(now, staleClaim, BATCH);
+      const keys = await this.repository.deleteExpiredPending(now, staleClaim, BATCH);
       for (const key of keys) await this.deleteObject(key);
       report.expiredItems += keys.length;
       if (keys.length < BATCH) break;
     }
-    report.expiredNonces = await this.items.deleteExpiredNonces(now);
+    report.expiredNonces = await this.repository.deleteExpiredNonces(now);
 
     const orphanBefore = new Date(now.getTime() - ORPHAN_GRACE_MS);
     let candidates: string[] = [];
     const flush = async () => {
       const ids = candidates.map((key) => itemIdOfKey(key)).filter((id): id is string => id !== null);
-      const existing = await this.items.existingItemIds(ids);
+      const existing = await this.repository.existingItemIds(ids);
       for (const key of candidates) {
         const id = itemIdOfKey(key);
         if (id !== null && !existing.has(id) && (await this.deleteObject(key))) report.orphanObjects += 1;

@@ -1,10 +1,10 @@
-import { AppConfig } from '../config/app-config';
-import { OrganizationsRepository } from '../organizations/organizations.repository';
-import { ObjectStore } from './object-store/object-store';
-import { StorageErrorCode } from './storage.errors';
+import { AppConfig } from '../../config/app-config';
+import { OrganizationsRepository } from '../../organizations/organizations.repository';
+import { ObjectStore } from '../object-store/object-store';
+import { SignedUrls } from '../signed-urls/signed-urls';
+import { StorageErrorCode } from '../storage.errors';
 import { StorageRepository } from './storage.repository';
 import { StorageService } from './storage.service';
-import { StorageUrls } from './storage-urls';
 
 describe('StorageService.statistics', () => {
   const organizationId = '0b7e4d1c-2f55-4c4e-9d1a-6f0c2a3b4c5d';
@@ -12,7 +12,7 @@ describe('StorageService.statistics', () => {
     new StorageService(
       { usageByKind: async () => [{ kind: 'image', count: 2, size: 300 }] } as unknown as StorageRepository,
       { findOrganization: async () => organization } as unknown as OrganizationsRepository,
-      {} as StorageUrls,
+      {} as SignedUrls,
       {} as ObjectStore,
       {} as AppConfig,
     );

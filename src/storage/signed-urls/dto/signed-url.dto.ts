@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
-import { wholeNumber } from '../../common/dto/query-transforms';
+import { wholeNumber } from '../../../common/dto/query-transforms';
 
 export class SignedUrlQueryDto {
   @ApiPropertyOptional({ description: 'MIME type of the file (pre-allocated mode, with size)', example: 'image/png' })
@@ -29,7 +29,6 @@ export class SignedUrlQueryDto {
   metadata?: string;
 }
 
-/** Spec 2.8. */
 export class SignedUrlDto {
   @ApiProperty({
     format: 'uri',

@@ -1,6 +1,6 @@
 import { parseMetadata, validateMetadata } from './storage-metadata';
 
-describe('metadata rules (spec 2.6)', () => {
+describe('metadata rules', () => {
   const fail = (value: unknown) => {
     const result = validateMetadata(value);
     if (result.ok) throw new Error(`expected ${JSON.stringify(value)} to be rejected`);

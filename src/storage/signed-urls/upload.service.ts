@@ -3,28 +3,24 @@ import busboy from 'busboy';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
-import { DomainError } from '../common/domain-error';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { UploadedItemDto } from './dto/storage-item.dto';
-import { isUuid, OBJECT_STORE, ObjectStore, objectKeyFor } from './object-store/object-store';
-import { StorageMetadata } from './storage-item.entity';
-import { kindOfContentType, normalizeContentType } from './storage-kind';
-import { METADATA_MAX_BYTES, parseMetadata } from './storage-metadata';
-import { StorageErrors } from './storage.errors';
-import { StorageRepository } from './storage.repository';
-import { StorageUrls } from './storage-urls';
+import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { mediaUrl } from '../cdn/media-url';
+import { UploadedItemDto } from '../items/dto/storage-item.dto';
+import { StorageMetadata } from '../items/storage-item';
+import { kindOfContentType, normalizeContentType } from '../items/storage-kind';
+import { METADATA_MAX_BYTES, parseMetadata } from '../items/storage-metadata';
+import { StorageRepository } from '../items/storage.repository';
+import { OBJECT_STORE, ObjectStore, objectKeyFor } from '../object-store/object-store';
+import { StorageErrors } from '../storage.errors';
+import { SignedUrls, UploadQuery } from './signed-urls';
 import { UploadMeter } from './upload-meter';
-import { NonAllocatedGrant, PreallocatedGrant, UploadSigner, VerifyResult } from './upload-signer';
 
-const DIGITS = /^\d{1,16}$/;
 /**
  * The multipart metadata field as sent. The 2048-byte rule (METADATA_MAX_BYTES) is on the metadata as
  * compact JSON, which parseMetadata checks; the field itself may be longer (whitespace, \u escapes), so the
  * parser only stops a field too long to be worth reading.
  */
 const METADATA_FIELD_MAX_BYTES = 64 * 1024;
-
-export type UploadQuery = Record<string, unknown>;
 
 /**
  * The upload host: requests carry no bearer header, only the signed URL. Bytes stream from the request
@@ -38,49 +34,49 @@ export class UploadService {
   private readonly logger = new Logger(UploadService.name);
 
   constructor(
-    private readonly items: StorageRepository,
-    private readonly signer: UploadSigner,
-    private readonly urls: StorageUrls,
+    private readonly repository: StorageRepository,
+    private readonly signedUrls: SignedUrls,
     @Inject(OBJECT_STORE) private readonly store: ObjectStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /** PUT {upload_url}/<organizationId>/<mediaId>: the raw bytes of a pre-allocated item. */
   async uploadPreallocated(organizationId: string, mediaId: string, query: UploadQuery, request: IncomingMessage): Promise<UploadedItemDto> {
-    const grant = this.verifyPreallocated(organizationId, mediaId, query);
+    const grant = this.signedUrls.verifyPreallocated(organizationId, mediaId, query);
     const contentType = normalizeContentType(request.headers['content-type']);
     if (contentType !== grant.contentType) {
       throw StorageErrors.validation(`Content-Type must be ${grant.contentType}, as the signed URL was issued for`);
     }
-    const maxBytes = Math.min(grant.size, this.config.storage.maxUploadBytes);
-    const limitReason = grant.size > maxBytes ? 'MAX_UPLOAD_BYTES' : 'the size the URL was signed for';
-    if (grant.size > maxBytes) throw StorageErrors.tooLarge(maxBytes, limitReason);
+    // A URL signed before MAX_UPLOAD_BYTES was lowered can declare more than the service now takes.
+    const { maxUploadBytes } = this.config.storage;
+    if (grant.size > maxUploadBytes) throw StorageErrors.tooLarge(maxUploadBytes, 'MAX_UPLOAD_BYTES');
+    const limitReason = 'the size the URL was signed for';
     const declaredLength = contentLength(request);
-    if (declaredLength !== null && declaredLength > maxBytes) throw StorageErrors.tooLarge(maxBytes, limitReason);
+    if (declaredLength !== null && declaredLength > grant.size) throw StorageErrors.tooLarge(grant.size, limitReason);
     if (declaredLength !== null && declaredLength < grant.size) {
       throw StorageErrors.validation(`The body has ${declaredLength} bytes but the signed URL was issued for ${grant.size}`);
     }
 
-    const claimed = await this.items.claimPending(organizationId, mediaId);
+    const claimed = await this.repository.claimPending(organizationId, mediaId);
     if (!claimed) {
-      const item = await this.items.findItem(organizationId, mediaId);
+      const item = await this.repository.findItem(organizationId, mediaId);
       throw item ? StorageErrors.uploadUrlUsed() : StorageErrors.uploadTargetGone(mediaId);
     }
 
-    const meter = new UploadMeter({ maxBytes, limitReason, exactBytes: grant.size });
+    const meter = new UploadMeter({ maxBytes: grant.size, limitReason, exactBytes: grant.size });
     try {
       await this.streamInto(request, meter, claimed.objectKey, grant.size);
     } catch (error) {
-      await this.items.releaseClaim(organizationId, mediaId);
+      await this.repository.releaseClaim(organizationId, mediaId);
       throw error;
     }
 
     let completed;
     try {
-      completed = await this.items.completePending(organizationId, mediaId, meter.checksum());
+      completed = await this.repository.completePending(organizationId, mediaId, meter.checksum());
     } catch (error) {
       await this.discard(claimed.objectKey);
-      await this.items.releaseClaim(organizationId, mediaId).catch(() => undefined);
+      await this.repository.releaseClaim(organizationId, mediaId).catch(() => undefined);
       throw error;
     }
     if (!completed) {
@@ -88,16 +84,16 @@ export class UploadService {
       await this.discard(claimed.objectKey);
       throw StorageErrors.uploadTargetGone(mediaId);
     }
-    return UploadedItemDto.fromUpload(completed, this.urls.mediaUrl(organizationId, mediaId));
+    return UploadedItemDto.fromUpload(completed, mediaUrl(this.config.urls.cdnUrl, organizationId, mediaId));
   }
 
   /** POST {upload_url}/<organizationId>: multipart form with `file` and optional `metadata`. */
   async uploadNonAllocated(organizationId: string, query: UploadQuery, request: IncomingMessage): Promise<UploadedItemDto> {
-    const grant = this.verifyNonAllocated(organizationId, query);
+    const grant = this.signedUrls.verifyNonAllocated(organizationId, query);
     if (!/^multipart\/form-data\s*;/i.test(request.headers['content-type'] ?? '')) {
       throw StorageErrors.validation('The upload must be multipart/form-data with a file field named "file"');
     }
-    if (!(await this.items.claimNonce(organizationId, grant.nonce, new Date(grant.expiresAt * 1000)))) {
+    if (!(await this.repository.claimNonce(organizationId, grant.nonce, new Date(grant.expiresAt * 1000)))) {
       throw StorageErrors.uploadUrlUsed();
     }
 
@@ -113,55 +109,17 @@ export class UploadService {
         metadata = result.metadata;
       }
       const contentType = normalizeContentType(form.file.mimeType) ?? 'application/octet-stream';
-      const item = await this.items.createComplete(
+      const item = await this.repository.createComplete(
         { id: itemId, organizationId, kind: kindOfContentType(contentType), size: form.file.bytes, contentType, metadata, objectKey },
         form.file.checksum,
       );
-      return UploadedItemDto.fromUpload(item, this.urls.mediaUrl(organizationId, itemId));
+      return UploadedItemDto.fromUpload(item, mediaUrl(this.config.urls.cdnUrl, organizationId, itemId));
     } catch (error) {
       // The key is fresh, so whatever is under it is this upload's (deleting nothing is not an error).
       await this.discard(objectKey);
-      await this.items.releaseNonce(organizationId, grant.nonce);
+      await this.repository.releaseNonce(organizationId, grant.nonce);
       throw error;
     }
-  }
-
-  private verifyPreallocated(organizationId: string, mediaId: string, query: UploadQuery): PreallocatedGrant {
-    const { size, contentType, expires, signature } = query;
-    if (
-      !isUuid(organizationId) ||
-      !isUuid(mediaId) ||
-      typeof size !== 'string' ||
-      !DIGITS.test(size) ||
-      typeof contentType !== 'string' ||
-      typeof expires !== 'string' ||
-      !DIGITS.test(expires)
-    ) {
-      throw StorageErrors.uploadUrlInvalid('it is not a complete signed upload URL');
-    }
-    const grant: PreallocatedGrant = {
-      mode: 'put',
-      organizationId: organizationId.toLowerCase(),
-      mediaId: mediaId.toLowerCase(),
-      size: Number(size),
-      contentType,
-      expiresAt: Number(expires),
-    };
-    return accept(this.signer.verify(grant, typeof signature === 'string' ? signature : undefined));
-  }
-
-  private verifyNonAllocated(organizationId: string, query: UploadQuery): NonAllocatedGrant {
-    const { nonce, expires, signature } = query;
-    if (!isUuid(organizationId) || typeof nonce !== 'string' || !isUuid(nonce) || typeof expires !== 'string' || !DIGITS.test(expires)) {
-      throw StorageErrors.uploadUrlInvalid('it is not a complete signed upload URL');
-    }
-    const grant: NonAllocatedGrant = {
-      mode: 'post',
-      organizationId: organizationId.toLowerCase(),
-      nonce: nonce.toLowerCase(),
-      expiresAt: Number(expires),
-    };
-    return accept(this.signer.verify(grant, typeof signature === 'string' ? signature : undefined));
   }
 
   /** Streams `source` through `meter` into the store; rejects with the rule the body broke, if any. */
@@ -273,13 +231,6 @@ export class UploadService {
 interface ReceivedForm {
   file?: { mimeType: string; bytes: number; checksum: string };
   metadata?: string;
-}
-
-function accept<G extends PreallocatedGrant | NonAllocatedGrant>(result: VerifyResult<G>): G {
-  if (result.ok) return result.grant;
-  throw StorageErrors.uploadUrlInvalid(
-    result.reason === 'expired' ? 'it has expired; request a new signed URL' : 'the signature does not match',
-  );
 }
 
 function contentLength(request: IncomingMessage): number | null {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { DomainError } from '../common/domain-error';
+import { DomainError } from '../../common/domain-error';
 import { UploadMeter } from './upload-meter';
 
 async function run(chunks: Buffer[], meter: UploadMeter): Promise<Buffer> {

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { TransactionHost } from '@nestjs-cls/transactional';
-import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
-import { StorageItemEntity, StorageMetadata } from './storage-item.entity';
+import { Sql } from '../../database/sql';
+import { StorageItem, StorageMetadata } from './storage-item';
 import { StorageKind } from './storage-kind';
 
 export interface NewStorageItem {
@@ -26,7 +25,10 @@ export interface KindUsage {
   size: number;
 }
 
-type Row = Record<string, unknown>;
+// size is a bigint, which pg hands over as a string; as float8 it arrives as a number, exact below 2^53.
+const COLUMNS = `id, organization_id AS "organizationId", kind, size::float8 AS size, content_type AS "contentType", state,
+  metadata, object_key AS "objectKey", checksum, upload_expires_at AS "uploadExpiresAt",
+  upload_claimed_at AS "uploadClaimedAt", created_at AS "createdAt", completed_at AS "completedAt"`;
 
 /**
  * Data access for storage items and upload nonces. Every read of tenant data takes the organization id.
@@ -34,70 +36,57 @@ type Row = Record<string, unknown>;
  */
 @Injectable()
 export class StorageRepository {
-  constructor(private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>) {}
+  constructor(private readonly sql: Sql) {}
 
-  private async query(sql: string, parameters: unknown[]): Promise<Row[]> {
-    const result: unknown = await this.txHost.tx.query(sql, parameters);
-    // TypeORM's postgres driver answers UPDATE and DELETE (RETURNING or not) with [rows, affectedCount] and
-    // everything else with rows (PostgresQueryRunner.query). Unwrapped here so that every method reads rows.
-    // A SELECT or INSERT result cannot take this shape: its elements are row objects, never a number.
-    if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') {
-      return result[0] as Row[];
-    }
-    return result as Row[];
-  }
-
-  async createPending(item: NewStorageItem, uploadExpiresAt: Date): Promise<StorageItemEntity> {
-    const rows = await this.query(
+  async createPending(item: NewStorageItem, uploadExpiresAt: Date): Promise<StorageItem> {
+    const created = await this.sql.row<StorageItem>(
       `INSERT INTO storage_items (id, organization_id, kind, size, content_type, metadata, object_key, state, upload_expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8) RETURNING *`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8) RETURNING ${COLUMNS}`,
       [item.id, item.organizationId, item.kind, item.size, item.contentType, jsonOrNull(item.metadata), item.objectKey, uploadExpiresAt],
     );
-    return toEntity(rows[0]);
+    return created!;
   }
 
-  async createComplete(item: NewStorageItem, checksum: string): Promise<StorageItemEntity> {
-    const rows = await this.query(
+  async createComplete(item: NewStorageItem, checksum: string): Promise<StorageItem> {
+    const created = await this.sql.row<StorageItem>(
       `INSERT INTO storage_items (id, organization_id, kind, size, content_type, metadata, object_key, state, checksum, completed_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, 'complete', $8, clock_timestamp()) RETURNING *`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7, 'complete', $8, clock_timestamp()) RETURNING ${COLUMNS}`,
       [item.id, item.organizationId, item.kind, item.size, item.contentType, jsonOrNull(item.metadata), item.objectKey, checksum],
     );
-    return toEntity(rows[0]);
+    return created!;
   }
 
   /** Marks an upload to a pending item as under way; null when the item is gone, complete or already claimed. */
-  async claimPending(organizationId: string, itemId: string): Promise<StorageItemEntity | null> {
-    const rows = await this.query(
+  claimPending(organizationId: string, itemId: string): Promise<StorageItem | null> {
+    return this.sql.row<StorageItem>(
       `UPDATE storage_items SET upload_claimed_at = clock_timestamp()
        WHERE id = $1 AND organization_id = $2 AND state = 'pending' AND upload_claimed_at IS NULL
-       RETURNING *`,
+       RETURNING ${COLUMNS}`,
       [itemId, organizationId],
     );
-    return rows[0] ? toEntity(rows[0]) : null;
   }
 
   /** A failed upload gives the URL back, so the client can retry it until it expires. */
   async releaseClaim(organizationId: string, itemId: string): Promise<void> {
-    await this.query(
+    await this.sql.rows(
       `UPDATE storage_items SET upload_claimed_at = NULL WHERE id = $1 AND organization_id = $2 AND state = 'pending'`,
       [itemId, organizationId],
     );
   }
 
   /** null when the item was deleted or purged while its bytes were streaming. */
-  async completePending(organizationId: string, itemId: string, checksum: string): Promise<StorageItemEntity | null> {
-    const rows = await this.query(
+  completePending(organizationId: string, itemId: string, checksum: string): Promise<StorageItem | null> {
+    return this.sql.row<StorageItem>(
       `UPDATE storage_items SET state = 'complete', checksum = $3, completed_at = clock_timestamp()
        WHERE id = $1 AND organization_id = $2 AND state = 'pending'
-       RETURNING *`,
+       RETURNING ${COLUMNS}`,
       [itemId, organizationId, checksum],
     );
-    return rows[0] ? toEntity(rows[0]) : null;
   }
 
   /** Claims a non-allocated URL's nonce; false when another upload already used it. */
   async claimNonce(organizationId: string, nonce: string, expiresAt: Date): Promise<boolean> {
-    const rows = await this.query(
+    const rows = await this.sql.rows(
       `INSERT INTO storage_upload_nonces (nonce, organization_id, expires_at) VALUES ($1, $2, $3)
        ON CONFLICT (nonce) DO NOTHING RETURNING nonce`,
       [nonce, organizationId, expiresAt],
@@ -106,20 +95,21 @@ export class StorageRepository {
   }
 
   async releaseNonce(organizationId: string, nonce: string): Promise<void> {
-    await this.query(`DELETE FROM storage_upload_nonces WHERE nonce = $1 AND organization_id = $2`, [nonce, organizationId]);
+    await this.sql.rows(`DELETE FROM storage_upload_nonces WHERE nonce = $1 AND organization_id = $2`, [nonce, organizationId]);
   }
 
-  async findItem(organizationId: string, itemId: string): Promise<StorageItemEntity | null> {
-    const rows = await this.query(`SELECT * FROM storage_items WHERE id = $1 AND organization_id = $2`, [itemId, organizationId]);
-    return rows[0] ? toEntity(rows[0]) : null;
+  findItem(organizationId: string, itemId: string): Promise<StorageItem | null> {
+    return this.sql.row<StorageItem>(`SELECT ${COLUMNS} FROM storage_items WHERE id = $1 AND organization_id = $2`, [
+      itemId,
+      organizationId,
+    ]);
   }
 
-  async findCompleteItem(organizationId: string, itemId: string): Promise<StorageItemEntity | null> {
-    const rows = await this.query(
-      `SELECT * FROM storage_items WHERE id = $1 AND organization_id = $2 AND state = 'complete'`,
+  findCompleteItem(organizationId: string, itemId: string): Promise<StorageItem | null> {
+    return this.sql.row<StorageItem>(
+      `SELECT ${COLUMNS} FROM storage_items WHERE id = $1 AND organization_id = $2 AND state = 'complete'`,
       [itemId, organizationId],
     );
-    return rows[0] ? toEntity(rows[0]) : null;
   }
 
   /** Newest first, ties broken by id so pages never overlap. */
@@ -128,49 +118,51 @@ export class StorageRepository {
     kind: StorageKind | undefined,
     offset: number,
     limit: number,
-  ): Promise<{ items: StorageItemEntity[]; total: number }> {
+  ): Promise<{ items: StorageItem[]; total: number }> {
     const [where, parameters] = filterClause(organizationId, { kind });
-    const [rows, [{ total }]] = await Promise.all([
-      this.query(
-        `SELECT * FROM storage_items WHERE ${where} ORDER BY created_at DESC, id DESC
+    const [items, total] = await Promise.all([
+      this.sql.rows<StorageItem>(
+        `SELECT ${COLUMNS} FROM storage_items WHERE ${where} ORDER BY created_at DESC, id DESC
          LIMIT $${parameters.length + 1} OFFSET $${parameters.length + 2}`,
         [...parameters, limit, offset],
       ),
-      this.query(`SELECT count(*)::int AS total FROM storage_items WHERE ${where}`, parameters),
+      this.countItems(organizationId, { kind }),
     ]);
-    return { items: rows.map(toEntity), total: total as number };
+    return { items, total };
   }
 
   /** Count and bytes of complete items per kind (kinds without items are absent). */
-  async usageByKind(organizationId: string): Promise<KindUsage[]> {
-    const rows = await this.query(
-      `SELECT kind, count(*)::int AS count, coalesce(sum(size), 0)::text AS size
+  usageByKind(organizationId: string): Promise<KindUsage[]> {
+    return this.sql.rows<KindUsage>(
+      `SELECT kind, count(*)::int AS count, coalesce(sum(size), 0)::float8 AS size
        FROM storage_items WHERE organization_id = $1 AND state = 'complete' GROUP BY kind`,
       [organizationId],
     );
-    return rows.map((row) => ({ kind: row.kind as StorageKind, count: row.count as number, size: Number(row.size) }));
   }
 
   /** Deletes the row and returns its object key, for the caller to delete the bytes after. */
   async deleteItem(organizationId: string, itemId: string): Promise<string | null> {
-    const rows = await this.query(
-      `DELETE FROM storage_items WHERE id = $1 AND organization_id = $2 RETURNING object_key`,
+    const deleted = await this.sql.row<{ objectKey: string }>(
+      `DELETE FROM storage_items WHERE id = $1 AND organization_id = $2 RETURNING object_key AS "objectKey"`,
       [itemId, organizationId],
     );
-    return rows[0] ? (rows[0].object_key as string) : null;
+    return deleted?.objectKey ?? null;
   }
 
   async countItems(organizationId: string, filter: ItemFilter): Promise<number> {
     const [where, parameters] = filterClause(organizationId, filter);
-    const [{ count }] = await this.query(`SELECT count(*)::int AS count FROM storage_items WHERE ${where}`, parameters);
-    return count as number;
+    const counted = await this.sql.row<{ count: number }>(`SELECT count(*)::int AS count FROM storage_items WHERE ${where}`, parameters);
+    return counted!.count;
   }
 
   /** Deletes every matching row and returns their object keys. */
   async deleteItems(organizationId: string, filter: ItemFilter): Promise<string[]> {
     const [where, parameters] = filterClause(organizationId, filter);
-    const rows = await this.query(`DELETE FROM storage_items WHERE ${where} RETURNING object_key`, parameters);
-    return rows.map((row) => row.object_key as string);
+    const rows = await this.sql.rows<{ objectKey: string }>(
+      `DELETE FROM storage_items WHERE ${where} RETURNING object_key AS "objectKey"`,
+      parameters,
+    );
+    return rows.map((row) => row.objectKey);
   }
 
   /**
@@ -178,29 +170,29 @@ export class StorageRepository {
    * into (or whose upload claim is older than `staleClaimBefore`, left by a crash). Returns their object keys.
    */
   async deleteExpiredPending(expiredBefore: Date, staleClaimBefore: Date, limit: number): Promise<string[]> {
-    const rows = await this.query(
+    const rows = await this.sql.rows<{ objectKey: string }>(
       `DELETE FROM storage_items WHERE id IN (
          SELECT id FROM storage_items
          WHERE state = 'pending' AND upload_expires_at < $1
            AND (upload_claimed_at IS NULL OR upload_claimed_at < $2)
          LIMIT $3
-       ) AND state = 'pending' RETURNING object_key`,
+       ) AND state = 'pending' RETURNING object_key AS "objectKey"`,
       [expiredBefore, staleClaimBefore, limit],
     );
-    return rows.map((row) => row.object_key as string);
+    return rows.map((row) => row.objectKey);
   }
 
   /** Sweeper: nonces matter only while their URL could still be used. */
   async deleteExpiredNonces(expiredBefore: Date): Promise<number> {
-    const rows = await this.query(`DELETE FROM storage_upload_nonces WHERE expires_at < $1 RETURNING nonce`, [expiredBefore]);
+    const rows = await this.sql.rows(`DELETE FROM storage_upload_nonces WHERE expires_at < $1 RETURNING nonce`, [expiredBefore]);
     return rows.length;
   }
 
   /** Sweeper: which of these item ids still have a row (any organization: the sweep is not a tenant read). */
   async existingItemIds(itemIds: string[]): Promise<Set<string>> {
     if (itemIds.length === 0) return new Set();
-    const rows = await this.query(`SELECT id FROM storage_items WHERE id = ANY($1::uuid[])`, [itemIds]);
-    return new Set(rows.map((row) => row.id as string));
+    const rows = await this.sql.rows<{ id: string }>(`SELECT id FROM storage_items WHERE id = ANY($1::uuid[])`, [itemIds]);
+    return new Set(rows.map((row) => row.id));
   }
 }
 
@@ -224,22 +216,4 @@ function filterClause(organizationId: string, filter: ItemFilter): [string, unkn
 
 function jsonOrNull(metadata: StorageMetadata | null): string | null {
   return metadata === null ? null : JSON.stringify(metadata);
-}
-
-function toEntity(row: Row): StorageItemEntity {
-  const entity = new StorageItemEntity();
-  entity.id = row.id as string;
-  entity.organizationId = row.organization_id as string;
-  entity.kind = row.kind as StorageKind;
-  entity.size = Number(row.size);
-  entity.contentType = row.content_type as string;
-  entity.state = row.state as StorageItemEntity['state'];
-  entity.metadata = (row.metadata as StorageMetadata | null) ?? null;
-  entity.objectKey = row.object_key as string;
-  entity.checksum = (row.checksum as string | null) ?? null;
-  entity.uploadExpiresAt = (row.upload_expires_at as Date | null) ?? null;
-  entity.uploadClaimedAt = (row.upload_claimed_at as Date | null) ?? null;
-  entity.createdAt = row.created_at as Date;
-  entity.completedAt = (row.completed_at as Date | null) ?? null;
-  return entity;
 }

@@ -9,4 +9,4 @@ if (!databaseUrl) {
   throw new Error('DATABASE_URL must be set to use the TypeORM CLI');
 }
 
-export default new DataSource({ ...dataSourceOptions(databaseUrl), entities: ['src/**/*.entity.ts'] });
+export default new DataSource(dataSourceOptions(databaseUrl));

@@ -3,20 +3,20 @@ import { INestApplication, RequestMethod } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { ADMIN_SECURITY, API_KEY_SECURITY } from './auth/auth.decorators';
+import { API_PREFIX } from './common/api-prefix';
 import { jsonBody } from './common/json-body';
 import { RawInputPipe } from './common/raw-input.pipe';
 import { requestIdMiddleware } from './common/request-id';
 import { createValidationPipe } from './common/validation';
 import { AppConfig } from './config/app-config';
 import { FlagConfigPoll } from './flag-config/flag-config-poll';
-
-export const API_PREFIX = 'v1';
+import { CDN_ROUTE, UPLOAD_ROUTE } from './storage/storage-routes';
 
 /** Routes served at the root of PUBLIC_URL rather than under base_url. */
 const ROOT_ROUTES = [
   { path: 'health', method: RequestMethod.ALL },
-  { path: 'upload/{*path}', method: RequestMethod.ALL },
-  { path: 'c/{*path}', method: RequestMethod.ALL },
+  { path: `${UPLOAD_ROUTE}/{*path}`, method: RequestMethod.ALL },
+  { path: `${CDN_ROUTE}/{*path}`, method: RequestMethod.ALL },
 ];
 
 /**
@@ -33,7 +33,7 @@ export function configureApp(
   app.set('trust proxy', 'loopback');
   app.use(requestIdMiddleware);
   // Upload bodies are file bytes streamed to the object store, never parsed, whatever their Content-Type.
-  app.use(jsonBody((path) => path === '/upload' || path.startsWith('/upload/')));
+  app.use(jsonBody((path) => path === `/${UPLOAD_ROUTE}` || path.startsWith(`/${UPLOAD_ROUTE}/`)));
   app.setGlobalPrefix(API_PREFIX, { exclude: ROOT_ROUTES });
   app.useGlobalPipes(new RawInputPipe(), createValidationPipe());
   setupOpenApi(app, config);

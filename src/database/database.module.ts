@@ -23,7 +23,7 @@ export class DatabaseModule {
       providers: [{ provide: DATABASE_URL, useValue: databaseUrl }, Sql],
       exports: [DATABASE_URL, Sql],
       imports: [
-        TypeOrmModule.forRoot({ ...dataSourceOptions(databaseUrl), autoLoadEntities: true }),
+        TypeOrmModule.forRoot(dataSourceOptions(databaseUrl)),
         ClsModule.forRoot({
           global: true,
           middleware: { mount: true },

@@ -2,11 +2,11 @@ import { ExecutionContext, Inject, Injectable, Module } from '@nestjs/common';
 import { ThrottlerGuard, ThrottlerLimitDetail } from '@nestjs/throttler';
 import { AuthenticatedRequest } from '../auth/principal';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { ConfigThrottlerStorage, ThrottlerStorageRecord } from './config-throttler.storage';
+import { CONFIG_WINDOW_MS, ConfigThrottlerStorage, ThrottlerStorageRecord } from './config-throttler.storage';
 import { ConfigRateLimitedError } from './flag-config.errors';
 
 export const CONFIG_THROTTLER = 'default'; // the default name keeps the header a plain `Retry-After`
-export const CONFIG_WINDOW_MS = 60_000;
+export { CONFIG_WINDOW_MS };
 
 /** The per-key limit of the config poll; counted after authentication, so per key rather than per IP. */
 @Injectable()
@@ -24,12 +24,12 @@ export class ConfigRateLimiter {
     return `config:${apiKeyId}`;
   }
 
-  /** Counts one poll; synchronous unless the counters live in Redis. */
+  /**
+   * Counts one poll: synchronous on the steady path, with or without Redis (a shared window is used in
+   * slices leased ahead); a Promise only while this instance waits for its next slice.
+   */
   hit(apiKeyId: string): ThrottlerStorageRecord | Promise<ThrottlerStorageRecord> {
-    const key = ConfigRateLimiter.keyFor(apiKeyId);
-    return this.storage.shared
-      ? this.storage.increment(key, CONFIG_WINDOW_MS, this.limit)
-      : this.storage.incrementLocal(key, CONFIG_WINDOW_MS, this.limit);
+    return this.storage.hit(ConfigRateLimiter.keyFor(apiKeyId), this.limit);
   }
 
   rejection(record: ThrottlerStorageRecord): ConfigRateLimitedError {

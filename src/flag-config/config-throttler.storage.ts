@@ -1,72 +1,51 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { ThrottlerStorage } from '@nestjs/throttler';
 import { RedisConnections } from '../common/redis/redis.module';
+import { RedisLeaseStore } from './lease-store';
+import { SharedLimiter, ThrottlerStorageRecord } from './shared-limiter';
 
-export type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
+export type { ThrottlerStorageRecord } from './shared-limiter';
 
-interface Window {
-  hits: number;
-  resetsAt: number;
-}
-
-// INCR the window's counter, starting its expiry on the first hit; returns [hits, milliseconds left].
-const INCREMENT_SCRIPT = `
-local hits = redis.call('INCR', KEYS[1])
-if hits == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
-return { hits, ttl }`;
+/** The config poll's fixed window. */
+export const CONFIG_WINDOW_MS = 60_000;
 
 /**
- * Fixed-window counters for the config poll limit: in memory, or in Redis (shared by every instance)
- * when REDIS_URL is set. The built-in throttler storage arms a timer per hit, which is too much for a
- * path that takes thousands of requests a second; a window here is one small object per key.
+ * The config poll's counters for both paths: the lean poll (through ConfigRateLimiter) and @nestjs/throttler's
+ * guard on the Nest route, so that both count against one budget per key. In memory, or shared by every
+ * instance through Redis when REDIS_URL is set, in slices leased from Redis (see SharedLimiter) so that a poll
+ * does not wait for Redis. The built-in throttler storage arms a timer per hit, which is too much for a path
+ * that takes thousands of requests a second.
  */
 @Injectable()
-export class ConfigThrottlerStorage implements ThrottlerStorage {
-  private readonly windows = new Map<string, Window>();
+export class ConfigThrottlerStorage implements ThrottlerStorage, OnModuleDestroy {
+  readonly limiter: SharedLimiter;
   private readonly sweeper: NodeJS.Timeout;
 
-  constructor(private readonly redis: RedisConnections) {
-    this.sweeper = setInterval(() => this.sweep(), 60_000);
+  constructor(redis: RedisConnections) {
+    this.limiter = new SharedLimiter({
+      store: redis.commands ? new RedisLeaseStore(redis.commands) : undefined,
+      windowMs: CONFIG_WINDOW_MS,
+      logger: new Logger('ConfigRateLimit'),
+    });
+    this.sweeper = setInterval(() => this.limiter.sweep(), CONFIG_WINDOW_MS);
     this.sweeper.unref();
   }
 
-  async increment(key: string, ttl: number, limit: number): Promise<ThrottlerStorageRecord> {
-    if (this.redis.commands) {
-      const [hits, remainingMs] = (await this.redis.commands.eval(INCREMENT_SCRIPT, 1, `flagstore:ratelimit:${key}`, ttl)) as [
-        number,
-        number,
-      ];
-      return record(hits, limit, Date.now() + remainingMs);
-    }
-    return this.incrementLocal(key, ttl, limit);
+  /** The guard's entry; every throttler of this storage has the config window, so `ttl` is CONFIG_WINDOW_MS. */
+  async increment(key: string, _ttl: number, limit: number): Promise<ThrottlerStorageRecord> {
+    return this.limiter.hit(key, limit);
   }
 
-  /** The in-memory window, synchronously: the poll's steady path avoids a promise per request. */
-  incrementLocal(key: string, ttl: number, limit: number): ThrottlerStorageRecord {
-    const now = Date.now();
-    let window = this.windows.get(key);
-    if (!window || window.resetsAt <= now) {
-      window = { hits: 0, resetsAt: now + ttl };
-      this.windows.set(key, window);
-    }
-    window.hits += 1;
-    return record(window.hits, limit, window.resetsAt);
+  /** Counts one hit; synchronous except when this instance's slice of a shared window is empty. */
+  hit(key: string, limit: number): ThrottlerStorageRecord | Promise<ThrottlerStorageRecord> {
+    return this.limiter.hit(key, limit);
   }
 
   get shared(): boolean {
-    return this.redis.enabled;
+    return this.limiter.shared;
   }
 
-  private sweep(): void {
-    const now = Date.now();
-    for (const [key, window] of this.windows) if (window.resetsAt <= now) this.windows.delete(key);
+  onModuleDestroy(): void {
+    clearInterval(this.sweeper);
   }
-}
-
-function record(hits: number, limit: number, resetsAt: number): ThrottlerStorageRecord {
-  const secondsLeft = Math.max(1, Math.ceil((resetsAt - Date.now()) / 1000));
-  const isBlocked = hits > limit;
-  return { totalHits: hits, timeToExpire: secondsLeft, isBlocked, timeToBlockExpire: isBlocked ? secondsLeft : 0 };
 }

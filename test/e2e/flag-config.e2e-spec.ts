@@ -2,6 +2,9 @@ import request from 'supertest';
 import { configEtag } from '../../src/flag-config/config-payload';
 import { Permission } from '../../src/organizations/permission';
 import { api, createFlag } from '../factories/flags.factory';
+import { eventually } from '../support/eventually';
+import { describeWithBinaries, redisServerBinary } from '../support/servers/binaries';
+import { RedisServer, startRedisServer } from '../support/servers/redis-server';
 import { bearer, createApiKey, createOrganization } from '../factories/organizations.factory';
 import { createTestApp, TestApp } from '../support/test-app';
 import { useTestApp } from '../support/test-suite';
@@ -169,3 +172,71 @@ describe('GET /flags/config rate limit across both paths', () => {
     await lean().expect(429);
   });
 });
+
+(process.env.REDIS_URL ? describe : describe.skip)('GET /flags/config rate limit across instances on one Redis', () => {
+  let one: TestApp;
+  let two: TestApp;
+
+  beforeAll(async () => {
+    one = await createTestApp({ CONFIG_RATE_LIMIT_PER_MINUTE: '5' });
+    two = await createTestApp({ CONFIG_RATE_LIMIT_PER_MINUTE: '5' }, { sameDatabaseAs: one });
+  });
+  afterAll(async () => {
+    await two?.close();
+    await one?.close();
+  });
+
+  it('counts one budget per key over both instances', async () => {
+    const org = await createOrganization(one);
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const response = await request((i % 2 ? two : one).http).get('/v1/flags/config').set(bearer(org.key));
+      statuses.push(response.status);
+      if (response.status === 429) expect(Number(response.headers['retry-after'])).toBeGreaterThanOrEqual(55);
+    }
+    expect(statuses.filter((status) => status === 200)).toHaveLength(5);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(5);
+  });
+});
+
+describeWithBinaries('GET /flags/config while Redis is down', { 'redis-server': redisServerBinary() })(
+  'GET /flags/config while Redis is down',
+  () => {
+    let redis: RedisServer;
+    let t: TestApp;
+    let stopped = false;
+
+    beforeAll(async () => {
+      redis = await startRedisServer();
+      t = await createTestApp({ REDIS_URL: redis.url, CONFIG_RATE_LIMIT_PER_MINUTE: '3' });
+    });
+    afterAll(async () => {
+      if (stopped) await redis.start();
+      await t?.close();
+      await redis?.close();
+    });
+
+    it.each([
+      ['the lean poll path', '/v1/flags/config'],
+      ['the Nest route', '/v1/flags/config/'],
+    ])('keeps answering through %s, limiting on this instance, and shares the limit again once Redis is back', async (_path, url) => {
+      const org = await createOrganization(t);
+      const poll = () => request(t.http).get(url).set(bearer(org.key));
+      await poll().expect(200);
+      await redis.stop();
+      stopped = true;
+      const during: number[] = [];
+      for (let i = 0; i < 5; i++) during.push((await poll()).status);
+      // The instance's own window: the poll made before the outage was counted in Redis, not here.
+      expect(during).toEqual([200, 200, 200, 429, 429]);
+
+      await redis.start();
+      stopped = false;
+      await eventually(async () => (await poll()).status === 200 && (await poll()).status === 200 && (await poll()).status === 200, {
+        what: 'a fresh shared window once Redis is back (an empty Redis)',
+        timeoutMs: 10_000,
+        intervalMs: 1_100,
+      });
+    });
+  },
+);

@@ -2,7 +2,9 @@
 /**
  * The baseline of the config-poll benchmark: a bare node:http server doing the per-request work the
  * service's poll cannot avoid, and nothing else:
- *   - bearer token -> sha256 hex -> Map lookup of the principal (401 when missing or unknown, 403 without FLAGS_READ);
+ *   - the raw Authorization header -> Map lookup of the principal, as the service's key cache does; on a
+ *     miss, bearer token -> sha256 hex -> Map lookup, then the header is remembered (401 when missing or
+ *     unknown, 403 without FLAGS_READ);
  *   - If-None-Match compared with the current ETag in every form the service accepts (W/"h", "h", h, lists, *);
  *   - 304 with ETag + Cache-Control, or 200 with a pre-serialized Buffer of the same payload and headers.
  *
@@ -52,6 +54,17 @@ function createBareServer(state) {
   const forbidden = errorBody(403, 'FORBIDDEN', 'This API key lacks the FLAGS_READ permission');
   const notFound = errorBody(404, 'NOT_FOUND', 'Not found');
 
+  /** Raw Authorization header -> principal, for headers whose hash was found (bounded). */
+  const byHeader = new Map();
+  const principalOf = (authorization) => {
+    const known = byHeader.get(authorization);
+    if (known !== undefined) return known;
+    const match = BEARER.exec(authorization);
+    const principal = match && state.keys.get(createHash('sha256').update(match[1]).digest('hex'));
+    if (principal && byHeader.size < 1000) byHeader.set(authorization, principal);
+    return principal;
+  };
+
   const send = (res, status, body) => {
     res.writeHead(status, { 'Content-Type': CONTENT_TYPE, 'Content-Length': String(body.length) });
     res.end(body);
@@ -62,8 +75,7 @@ function createBareServer(state) {
     const path = queryAt === -1 ? req.url : req.url.slice(0, queryAt);
     if (req.method !== 'GET' || path !== CONFIG_PATH) return send(res, 404, notFound);
 
-    const match = BEARER.exec(req.headers.authorization || '');
-    const principal = match && state.keys.get(createHash('sha256').update(match[1]).digest('hex'));
+    const principal = principalOf(req.headers.authorization || '');
     if (!principal) return send(res, 401, unauthorized);
     if (!principal.permissions.includes('FLAGS_READ')) return send(res, 403, forbidden);
 

@@ -1,10 +1,13 @@
 'use strict';
 /**
- * `npm run bench` (after the build): starts the built service, runs the config-poll benchmark against it
- * and a bare node:http baseline, then the storage benchmark, and stops everything it started.
+ * `npm run bench` (after the build): the config-poll benchmark against a bare node:http baseline, for two
+ * deployments in turn (the service in memory, then with REDIS_URL pointing at a redis-server of the bench's
+ * own), then the storage benchmark. Every service, PostgreSQL and Redis it starts is stopped by PID.
+ * The load comes from `wrk` when it is on PATH, else from autocannon (the report says which).
  *
  * Environment:
- *   BENCH_ONLY       `config` or `storage` to run one part
+ *   BENCH_ONLY       `config` (the poll, both deployments), `config:memory`, `config:redis` or `storage`
+ *   BENCH_CPU_PROF   a directory: each service started writes a V8 CPU profile there when it stops
  *   DATABASE_URL     use that PostgreSQL instead of an embedded one in a temporary DATA_DIR
  *   BENCH_DURATION   seconds per measured run (default 10)
  *   BENCH_WARMUP     seconds of unmeasured load before each run (default 2; 0 disables)
@@ -17,7 +20,8 @@ const { randomBytes } = require('node:crypto');
 const { chmodSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } = require('node:fs');
 const os = require('node:os');
 const { join, resolve } = require('node:path');
-const { runConfigPollBench, formatConfigPollReport } = require('./config-poll');
+const { connect } = require('node:net');
+const { runConfigPollBench, formatConfigPollReport, formatVerdicts, loadTool, DEPLOYMENT_TITLES } = require('./config-poll');
 const { runStorageBench } = require('./storage');
 // `npm run bench` builds first, so the service's own helper is there to share.
 const { freePort } = require('../dist/common/free-port');
@@ -103,20 +107,72 @@ function tail(file, lines = 30) {
   }
 }
 
-async function main() {
-  const duration = positiveNumber('BENCH_DURATION', 10);
-  const warmup = positiveNumber('BENCH_WARMUP', 2);
-  const connections = positiveNumber('BENCH_CONNECTIONS', 50);
-  const { pin, note } = cpuPinning();
-  const tmpDir = mkdtempSync(join(os.tmpdir(), 'flagstore-bench-'));
-  // As root, the embedded PostgreSQL runs as `postgres`, which must be able to reach DATA_DIR inside it.
-  chmodSync(tmpDir, 0o755);
-  const dataDir = join(tmpDir, 'data');
-  const logFile = join(tmpDir, 'service.log');
+/**
+ * A redis-server of the bench's own on a free loopback port, no persistence, pinned to the load
+ * generator's core (the service keeps its core, as when Redis runs on a machine of its own).
+ * Resolves null (with the reason logged) when redis-server is missing or does not start.
+ */
+async function startRedis({ pin, tmpDir }) {
+  const probe = spawnSync('redis-server', ['--version'], { stdio: 'ignore' });
+  if (probe.error || probe.status !== 0) {
+    log('redis-server is not installed: skipping the REDIS_URL deployment');
+    return null;
+  }
+  const port = await freePort();
+  const logFile = join(tmpDir, 'redis.log');
+  const logFd = openSync(logFile, 'a');
+  const [command, ...args] = [
+    ...pin(1),
+    'redis-server',
+    ...['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', tmpDir],
+  ];
+  const child = spawn(command, args, { stdio: ['ignore', logFd, logFd] });
+  closeSync(logFd);
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((done) => child.once('exit', done));
+    process.kill(child.pid, 'SIGTERM');
+    if (!(await Promise.race([exited.then(() => true), sleep(5_000).then(() => false)]))) {
+      process.kill(child.pid, 'SIGKILL');
+      await exited;
+    }
+  };
+  for (let waited = 0; waited < 10_000; waited += 100) {
+    if (child.exitCode !== null || child.signalCode !== null) break;
+    if (await redisPing(port)) return { url: `redis://127.0.0.1:${port}`, pid: child.pid, stop };
+    await sleep(100);
+  }
+  log(`redis-server did not answer PING within 10 s: skipping the REDIS_URL deployment\n${tail(logFile)}`);
+  await stop();
+  return null;
+}
+
+function redisPing(port) {
+  return new Promise((done) => {
+    const socket = connect({ port, host: '127.0.0.1' });
+    socket.setTimeout(1_000, () => socket.destroy());
+    socket.once('error', () => done(false));
+    socket.once('close', () => done(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (chunk) => {
+      done(chunk.toString().startsWith('+PONG'));
+      socket.destroy();
+    });
+  });
+}
+
+/**
+ * Starts the built service (embedded PostgreSQL in its own DATA_DIR unless DATABASE_URL is set), pinned
+ * to CPU 0, and waits until it is healthy. BENCH_CPU_PROF=<dir> writes a V8 CPU profile of it there on exit.
+ */
+async function startService({ name, pin, tmpDir, redisUrl }) {
+  const dir = mkdtempSync(join(tmpDir, `${name}-`));
+  chmodSync(dir, 0o755);
+  const dataDir = join(dir, 'data');
+  const logFile = join(dir, 'service.log');
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const adminToken = randomBytes(24).toString('hex');
-
   const env = {
     ...process.env,
     PORT: String(port),
@@ -127,22 +183,58 @@ async function main() {
     CONFIG_RATE_LIMIT_PER_MINUTE: '1000000000',
     MAX_UPLOAD_BYTES: '209715200',
   };
-  for (const name of ['CDN_URL', 'REDIS_URL']) delete env[name];
+  for (const variable of ['CDN_URL', 'REDIS_URL']) delete env[variable];
+  if (redisUrl) env.REDIS_URL = redisUrl;
   const entry = join(ROOT, 'dist', 'main.js');
   if (!existsSync(entry)) throw new Error(`${entry} is missing: run \`npm run bench\` (it builds first)`);
+  const profileDir = process.env.BENCH_CPU_PROF ? resolve(process.env.BENCH_CPU_PROF) : undefined;
+  const nodeFlags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=service-${name}.cpuprofile`] : [];
 
-  log(`${note}; ${connections} connections, ${duration} s per run, ${warmup} s warm-up`);
-  log(`starting the service on ${baseUrl} (${process.env.DATABASE_URL ? 'DATABASE_URL' : `embedded PostgreSQL in ${dataDir}`})`);
+  log(`${name}: starting the service on ${baseUrl} (${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded PostgreSQL'}${redisUrl ? `, REDIS_URL ${redisUrl}` : ''})`);
   const logFd = openSync(logFile, 'a');
-  const [command, ...args] = [...pin(0), process.execPath, entry];
-  const service = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', logFd, logFd] });
+  const [command, ...args] = [...pin(0), process.execPath, ...nodeFlags, entry];
+  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', logFd, logFd] });
   closeSync(logFd);
+  const service = {
+    name,
+    baseUrl,
+    adminToken,
+    dataDir,
+    logFile,
+    pid: child.pid,
+    stop: () => stopService(child, dataDir).catch((error) => log(`could not stop the service: ${error.message}`)),
+  };
+  try {
+    await waitForHealth(baseUrl, child, 120_000);
+  } catch (error) {
+    process.stdout.write(`last lines of the service log:\n${tail(logFile)}\n`);
+    await service.stop();
+    throw error;
+  }
+  log(`${name}: service healthy (pid ${child.pid})`);
+  return service;
+}
 
+const ONLY = ['config', 'config:memory', 'config:redis', 'storage'];
+
+async function main() {
+  const duration = positiveNumber('BENCH_DURATION', 10);
+  const warmup = positiveNumber('BENCH_WARMUP', 2);
+  const connections = positiveNumber('BENCH_CONNECTIONS', 50);
+  const only = process.env.BENCH_ONLY || undefined;
+  if (only && !ONLY.includes(only)) throw new Error(`BENCH_ONLY must be one of ${ONLY.join(', ')}`);
+  const { pin, note } = cpuPinning();
+  const tool = loadTool();
+  const tmpDir = mkdtempSync(join(os.tmpdir(), 'flagstore-bench-'));
+  // As root, the embedded PostgreSQL runs as `postgres`, which must be able to reach DATA_DIR inside it.
+  chmodSync(tmpDir, 0o755);
+
+  const running = new Set();
   let cleanedUp = false;
   const cleanup = async () => {
     if (cleanedUp) return;
     cleanedUp = true;
-    await stopService(service, dataDir).catch((error) => log(`could not stop the service: ${error.message}`));
+    for (const stoppable of running) await stoppable.stop();
     rmSync(tmpDir, { recursive: true, force: true });
   };
   for (const signal of ['SIGINT', 'SIGTERM']) {
@@ -152,47 +244,92 @@ async function main() {
     });
   }
 
+  log(`${note}; ${connections} connections, ${duration} s per run, ${warmup} s warm-up`);
+  log(`load generator: ${tool.description}`);
+  const deployments = [];
+  if (only === undefined || only === 'config' || only === 'config:memory') deployments.push('memory');
+  if (only === undefined || only === 'config' || only === 'config:redis') deployments.push('redis');
+  const summaries = {};
   let measured = false;
   try {
-    await waitForHealth(baseUrl, service, 120_000);
-    log(`service healthy (pid ${service.pid})`);
-
-    const only = process.env.BENCH_ONLY;
-    if (only && only !== 'config' && only !== 'storage') throw new Error('BENCH_ONLY must be config or storage');
-
-    if (only !== 'storage') try {
-      const summary = await runConfigPollBench({
-        baseUrl,
-        adminToken,
-        serverPid: service.pid,
-        log,
-        tmpDir,
-        pin,
-        duration,
-        connections,
-        warmup,
-      });
-      measured = true;
-      process.stdout.write(`\n== Config poll: GET /v1/flags/config, ${summary.settings.flags} flags, ${summary.servicePayloadBytes} bytes ==\n`);
-      process.stdout.write(`${formatConfigPollReport(summary)}\n\n`);
-    } catch (error) {
-      process.stdout.write(`\n!!! CONFIG-POLL BENCHMARK FAILED: ${error.message}\n\n`);
-    }
-
-    if (only !== 'config') {
+    for (const deployment of deployments) {
+      let redis = null;
+      let service = null;
       try {
+        if (deployment === 'redis') {
+          redis = await startRedis({ pin, tmpDir });
+          if (!redis) {
+            summaries.redis = { skipped: 'redis-server is missing or did not start' };
+            continue;
+          }
+          running.add(redis);
+          log(`redis-server ${redis.url} (pid ${redis.pid}, pinned with the load generator)`);
+        }
+        service = await startService({ name: deployment, pin, tmpDir, redisUrl: redis?.url });
+        running.add(service);
+        const summary = await runConfigPollBench({
+          baseUrl: service.baseUrl,
+          adminToken: service.adminToken,
+          serverPid: service.pid,
+          log,
+          tmpDir,
+          pin,
+          tool,
+          duration,
+          connections,
+          warmup,
+        });
+        measured = true;
+        summaries[deployment] = summary;
+        process.stdout.write(
+          `\n== Config poll, ${DEPLOYMENT_TITLES[deployment]}: GET /v1/flags/config, ${summary.settings.flags} flags, ${summary.servicePayloadBytes} bytes, load by ${tool.name} ==\n`,
+        );
+        process.stdout.write(`${formatConfigPollReport(summary, deployment)}\n\n`);
+      } catch (error) {
+        summaries[deployment] = { failed: error.message };
+        process.stdout.write(`\n!!! CONFIG-POLL BENCHMARK (${deployment}) FAILED: ${error.message}\n\n`);
+      } finally {
+        if (service) {
+          await service.stop();
+          running.delete(service);
+        }
+        if (redis) {
+          await redis.stop();
+          running.delete(redis);
+        }
+      }
+    }
+    if (deployments.length > 0) process.stdout.write(`${formatVerdicts(summaries, deployments, tool)}\n\n`);
+
+    if (only === undefined || only === 'storage') {
+      let service = null;
+      try {
+        service = await startService({ name: 'storage', pin, tmpDir });
+        running.add(service);
         process.stdout.write('== Storage ==\n');
-        const result = await runStorageBench({ baseUrl, adminToken, serverPid: service.pid, log, dataDir, tmpDir, pin });
+        const result = await runStorageBench({
+          baseUrl: service.baseUrl,
+          adminToken: service.adminToken,
+          serverPid: service.pid,
+          log,
+          dataDir: service.dataDir,
+          tmpDir,
+          pin,
+        });
         measured = true;
         process.stdout.write(`${typeof result === 'string' ? result : JSON.stringify(result, null, 2)}\n\n`);
       } catch (error) {
         process.stdout.write(`\n!!! STORAGE BENCHMARK FAILED: ${error.stack || error.message}\n\n`);
+      } finally {
+        if (service) {
+          await service.stop();
+          running.delete(service);
+        }
       }
     }
   } catch (error) {
     process.stdout.write(`\n!!! ${error.message}\n`);
   } finally {
-    if (!measured && existsSync(logFile)) process.stdout.write(`last lines of the service log:\n${tail(logFile)}\n`);
     await cleanup();
   }
   return measured ? 0 : 1;

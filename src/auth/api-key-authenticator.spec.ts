@@ -1,8 +1,14 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidationBus } from '../common/invalidation-bus';
+import { buildConfigPayload } from '../flag-config/config-payload';
+import { ConfigRateLimiter } from '../flag-config/config-rate-limiter';
+import { FlagConfigCache } from '../flag-config/flag-config.cache';
+import { FlagConfigPoll } from '../flag-config/flag-config-poll';
 import { OrganizationsRepository } from '../organizations/organizations.repository';
 import { Permission } from '../organizations/permission';
+import * as apiKey from './api-key';
 import { hashApiKey } from './api-key';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
 
@@ -87,5 +93,134 @@ describe('ApiKeyAuthenticator', () => {
     const pending = authenticator.authenticate('Bearer fsk_unknown');
     release(null);
     expect(await pending).toBeNull();
+  });
+
+  it('serves every spelling of a cached key from its raw header, without hashing it again', async () => {
+    const { authenticator, lookups, row, release } = setup();
+    const pending = authenticator.authenticate(`Bearer ${KEY}`);
+    release(row);
+    await pending;
+    const hashing = jest.spyOn(apiKey, 'hashApiKey');
+    try {
+      expect(authenticator.cached(`Bearer ${KEY}`)).toMatchObject({ keyId: 'key-1' });
+      expect(hashing).not.toHaveBeenCalled();
+      expect(authenticator.cached(`bearer  ${KEY} `)).toMatchObject({ keyId: 'key-1' }); // first seen: hashed once
+      expect(authenticator.cached(`bearer  ${KEY} `)).toMatchObject({ keyId: 'key-1' });
+      expect(hashing).toHaveBeenCalledTimes(1);
+      expect(authenticator.cached(`Bearer ${KEY}x`)).toBeUndefined();
+    } finally {
+      hashing.mockRestore();
+    }
+    expect(lookups).toHaveLength(1);
+  });
+
+  it('drops every raw header of a key with its revocation, and after expiry', async () => {
+    const { authenticator, bus, row, release } = setup();
+    const pending = authenticator.authenticate(`Bearer ${KEY}`);
+    release(row);
+    await pending;
+    expect(authenticator.cached(`BEARER ${KEY}`)).toBeDefined();
+    bus.emit('apiKey', 'key-1');
+    expect(authenticator.cached(`Bearer ${KEY}`)).toBeUndefined();
+    expect(authenticator.cached(`BEARER ${KEY}`)).toBeUndefined();
+
+    const again = authenticator.authenticate(`Bearer ${KEY}`);
+    release(row);
+    await again;
+    const now = Date.now();
+    const clock = jest.spyOn(Date, 'now').mockReturnValue(now + ApiKeyAuthenticator.CACHE_TTL_MS + 1);
+    try {
+      expect(authenticator.cached(`Bearer ${KEY}`)).toBeUndefined();
+    } finally {
+      clock.mockRestore();
+    }
+  });
+
+  it('shares one lookup among concurrent misses of a key, but starts another after a revocation', async () => {
+    const { authenticator, bus, lookups, row, release } = setup();
+    const first = authenticator.authenticate(`Bearer ${KEY}`);
+    const second = authenticator.authenticate(`bearer ${KEY}`);
+    expect(lookups).toHaveLength(1);
+    bus.emit('apiKey', 'key-1');
+    const afterRevocation = authenticator.authenticate(`Bearer ${KEY}`);
+    expect(lookups).toHaveLength(2);
+    release(null); // the second lookup, started after the revocation, finds no active key
+    expect(await afterRevocation).toBeNull();
+    expect(authenticator.cached(`Bearer ${KEY}`)).toBeUndefined();
+    void first;
+    void second;
+  });
+
+  describe('near the end of an entry', () => {
+    const inUse = async () => {
+      const context = setup();
+      const pending = context.authenticator.authenticate(`Bearer ${KEY}`);
+      context.release(context.row);
+      await pending;
+      const start = Date.now();
+      const clock = jest.spyOn(Date, 'now').mockReturnValue(start + ApiKeyAuthenticator.CACHE_TTL_MS - 1_000);
+      return { ...context, start, clock };
+    };
+    afterEach(() => jest.restoreAllMocks());
+
+    it('keeps serving a key in use and renews it with one background lookup', async () => {
+      const { authenticator, lookups, row, release, start, clock } = await inUse();
+      expect(authenticator.cached(`Bearer ${KEY}`)).toMatchObject({ keyId: 'key-1' });
+      expect(authenticator.cached(`Bearer ${KEY}`)).toMatchObject({ keyId: 'key-1' });
+      expect(lookups).toEqual([KEY_SHA256, KEY_SHA256]);
+      release(row);
+      await new Promise(setImmediate);
+      clock.mockReturnValue(start + ApiKeyAuthenticator.CACHE_TTL_MS + 1_000);
+      expect(authenticator.cached(`Bearer ${KEY}`)).toMatchObject({ keyId: 'key-1' });
+      expect(lookups).toHaveLength(2);
+    });
+
+    it('drops a key that the renewal no longer finds', async () => {
+      const { authenticator, release } = await inUse();
+      expect(authenticator.cached(`Bearer ${KEY}`)).toBeDefined();
+      release(null);
+      await new Promise(setImmediate);
+      expect(authenticator.cached(`Bearer ${KEY}`)).toBeUndefined();
+    });
+
+    it('does not renew a key revoked while the renewal was in flight', async () => {
+      const { authenticator, bus, row, release } = await inUse();
+      expect(authenticator.cached(`Bearer ${KEY}`)).toBeDefined();
+      bus.emit('apiKey', 'key-1');
+      release(row); // read before the revocation committed
+      await new Promise(setImmediate);
+      expect(authenticator.cached(`Bearer ${KEY}`)).toBeUndefined();
+    });
+  });
+
+  it('refuses on the next poll a key revoked while the lean path served it from its raw header', async () => {
+    const { authenticator, bus, lookups, row, release } = setup();
+    const limiter = { hit: () => ({ totalHits: 1, timeToExpire: 60, isBlocked: false, timeToBlockExpire: 0 }) } as unknown as ConfigRateLimiter;
+    const payload = buildConfigPayload([]);
+    const cache = { get: () => payload } as unknown as FlagConfigCache;
+    const poll = new FlagConfigPoll(authenticator, limiter, cache);
+    const statuses: number[] = [];
+    // What the database answers when the poll misses the cache: the row, until the key is revoked.
+    const get = (stored: typeof row | null = row) =>
+      new Promise<void>((done) => {
+        const request = { method: 'GET', url: '/v1/flags/config', headers: { authorization: `Bearer ${KEY}` } } as unknown as IncomingMessage;
+        const response = {
+          headersSent: false,
+          destroyed: false,
+          setHeader: () => undefined,
+          writeHead: (status: number) => statuses.push(status),
+          end: () => done(),
+        } as unknown as ServerResponse;
+        const lookupsBefore = lookups.length;
+        poll.handle(request, response);
+        if (lookups.length > lookupsBefore) release(stored); // the first poll, or one after a revocation
+      });
+    await get();
+    await get(); // served from the raw header
+    expect(authenticator.cached(`Bearer ${KEY}`)).toMatchObject({ keyId: 'key-1' });
+    bus.emit('apiKey', 'key-1');
+    await get(null);
+    expect(statuses).toEqual([200, 200, 401]);
+    expect(lookups).toHaveLength(2);
   });
 });

@@ -10,117 +10,157 @@ import {
   OnApplicationShutdown,
   OnModuleInit,
 } from '@nestjs/common';
-import { Client } from 'pg';
 import { DATABASE_URL } from '../database/database.module';
+import { BusTransport, PostgresTransport, RedisTransport } from './invalidation-transports';
 import { RedisConnections } from './redis/redis.module';
 
 /** What an in-memory cache may need to drop: a revoked API key, or an organization's changed flags. */
 export type InvalidationTopic = 'apiKey' | 'flags';
 
+/** `reset`: the sender could not tell what changed (its outbox overflowed); every cache drops everything. */
 interface Message {
   origin: string;
-  topic: InvalidationTopic;
+  topic: InvalidationTopic | 'reset';
   id: string;
 }
 
-const CHANNEL = 'flagstore_invalidation';
-const RECONNECT_MS = 1_000;
+const RESET = 'reset';
+const RETRY_MS = 1_000;
+/** Messages kept for sending while the transport is down; past this they collapse into one reset. */
+const OUTBOX_LIMIT = 10_000;
+/** How long shutdown waits for the outbox to drain (a short-lived CLI must not exit before its revocation). */
+const SHUTDOWN_FLUSH_MS = 5_000;
 
 /**
  * Tells every in-memory cache that something it holds is stale: at once in this process, and in every
  * other process on the same database (other instances, the CLI) through Redis pub/sub when REDIS_URL is
  * set, or PostgreSQL LISTEN/NOTIFY otherwise.
+ *
+ * Faults: announcements wait in an outbox until the transport takes them (retried every second), so an edit
+ * made while Redis or PostgreSQL is away is announced once it is back. A receiver that lost its
+ * subscription may have missed messages, so each time it subscribes again it drops every cache.
  */
 @Injectable()
 export class InvalidationBus implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger(InvalidationBus.name);
   private readonly local = new EventEmitter();
   private readonly instanceId = randomUUID();
-  private listener?: Client;
-  private publisher?: Client;
-  private stopped = false;
-  /** Publications not yet handed to Redis or PostgreSQL; a short-lived process (the CLI) waits for them. */
-  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly transport: BusTransport;
+  private outbox: Message[] = [];
+  private flushing?: Promise<void>;
+  private retryTimer?: NodeJS.Timeout;
+  private failing = false;
 
-  constructor(
-    private readonly redis: RedisConnections,
-    @Inject(DATABASE_URL) private readonly databaseUrl: string,
-  ) {
+  constructor(redis: RedisConnections, @Inject(DATABASE_URL) databaseUrl: string) {
     this.local.setMaxListeners(50);
+    const receiver = {
+      message: (raw: string) => this.receive(raw),
+      resubscribed: () => this.reset('its subscription was lost and is back'),
+    };
+    this.transport =
+      redis.commands && redis.subscriber
+        ? new RedisTransport(redis.commands, redis.subscriber, receiver, this.logger)
+        : new PostgresTransport(databaseUrl, receiver, this.logger);
   }
 
   async onModuleInit(): Promise<void> {
-    if (this.redis.subscriber) {
-      await this.redis.subscriber.subscribe(CHANNEL);
-      this.redis.subscriber.on('message', (_channel: string, raw: string) => this.receive(raw));
-    } else {
-      await this.listen();
-    }
+    await this.transport.start();
   }
 
+  /** Sends what is still waiting, for a bounded time: an announcement should outlive the process that made it. */
   async beforeApplicationShutdown(): Promise<void> {
-    await Promise.allSettled([...this.inFlight]);
+    const deadline = Date.now() + SHUTDOWN_FLUSH_MS;
+    while (this.outbox.length > 0 && Date.now() < deadline) {
+      await this.flush();
+      if (this.outbox.length > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    if (this.outbox.length > 0) this.logger.warn(`Shutting down with ${this.outbox.length} invalidations unsent`);
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    await Promise.all([this.listener?.end().catch(() => undefined), this.publisher?.end().catch(() => undefined)]);
+    clearTimeout(this.retryTimer);
+    await this.transport.stop();
   }
 
   publish(topic: InvalidationTopic, id: string): void {
     this.local.emit(topic, id);
-    const message = JSON.stringify({ origin: this.instanceId, topic, id } satisfies Message);
-    const sent = this.redis.commands
-      ? this.redis.commands.publish(CHANNEL, message)
-      : this.notify(message);
-    const tracked = sent
-      .catch((error: unknown) => this.logger.error(`Could not publish an invalidation: ${String(error)}`))
-      .finally(() => this.inFlight.delete(tracked));
-    this.inFlight.add(tracked);
+    this.enqueue({ origin: this.instanceId, topic, id });
   }
 
   subscribe(topic: InvalidationTopic, handler: (id: string) => void): void {
     this.local.on(topic, handler);
   }
 
+  /** `handler` runs when this instance may have missed messages: drop everything cached. */
+  onReset(handler: () => void): void {
+    this.local.on(RESET, handler);
+  }
+
+  /** Messages not yet handed to the transport. */
+  get pending(): number {
+    return this.outbox.length;
+  }
+
+  private enqueue(message: Message): void {
+    if (this.outbox.length >= OUTBOX_LIMIT) {
+      this.outbox = [{ origin: this.instanceId, topic: RESET, id: '' }];
+    } else {
+      this.outbox.push(message);
+    }
+    void this.flush();
+  }
+
+  /** Hands the outbox to the transport, one batch at a time; on failure the batch waits for the retry. */
+  private flush(): Promise<void> {
+    this.flushing ??= (async () => {
+      try {
+        while (this.outbox.length > 0) {
+          const batch = this.outbox;
+          this.outbox = [];
+          try {
+            await this.transport.send(batch.map((message) => JSON.stringify(message)));
+          } catch (error) {
+            this.outbox = batch.concat(this.outbox);
+            if (!this.failing) this.logger.warn(`Invalidations wait for the bus to come back: ${String(error)}`);
+            this.failing = true;
+            this.scheduleRetry();
+            return;
+          }
+          if (this.failing) this.logger.log('The bus is back; waiting invalidations were sent');
+          this.failing = false;
+        }
+      } finally {
+        this.flushing = undefined;
+      }
+    })();
+    return this.flushing;
+  }
+
+  private scheduleRetry(): void {
+    if (this.retryTimer) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      void this.flush();
+    }, RETRY_MS);
+    this.retryTimer.unref();
+  }
+
   private receive(raw: string): void {
+    let message: Message;
     try {
-      const { origin, topic, id } = JSON.parse(raw) as Message;
-      if (origin !== this.instanceId) this.local.emit(topic, id);
+      message = JSON.parse(raw) as Message;
     } catch (error) {
       this.logger.warn(`Ignoring a malformed invalidation message: ${String(error)}`);
+      return;
     }
+    if (message.origin === this.instanceId) return;
+    if (message.topic === RESET) this.reset('another instance could not say what changed');
+    else this.local.emit(message.topic, message.id);
   }
 
-  private async listen(): Promise<void> {
-    const client = new Client({ connectionString: this.databaseUrl });
-    client.on('notification', (notification) => notification.payload && this.receive(notification.payload));
-    client.on('error', (error) => {
-      this.logger.warn(`Invalidation listener lost its connection: ${error.message}`);
-      this.listener = undefined;
-      client.end().catch(() => undefined);
-      this.retryListen();
-    });
-    await client.connect();
-    await client.query(`LISTEN ${CHANNEL}`);
-    this.listener = client;
-  }
-
-  private retryListen(): void {
-    if (this.stopped) return;
-    setTimeout(() => this.listen().catch(() => this.retryListen()), RECONNECT_MS).unref();
-  }
-
-  private async notify(message: string): Promise<void> {
-    if (!this.publisher) {
-      const client = new Client({ connectionString: this.databaseUrl });
-      client.on('error', () => {
-        if (this.publisher === client) this.publisher = undefined;
-      });
-      this.publisher = client;
-      await client.connect();
-    }
-    await this.publisher.query('SELECT pg_notify($1, $2)', [CHANNEL, message]);
+  private reset(why: string): void {
+    this.logger.warn(`Dropping every cached key and payload: ${why}`);
+    this.local.emit(RESET);
   }
 }
 

@@ -29,12 +29,17 @@ export interface TestApp {
  */
 export async function createTestApp(
   env: Record<string, string> = {},
-  options: { leanConfigPoll?: boolean; sameDatabaseAs?: TestApp } = {},
+  options: {
+    leanConfigPoll?: boolean;
+    /** A second instance of the same deployment: shares that app's database, and drops nothing. */
+    sameDatabaseAs?: TestApp;
+    /** An already migrated database of the test's own (a server it stops and starts), used as it is. */
+    databaseUrl?: string;
+  } = {},
 ): Promise<TestApp> {
-  // A second instance of the same deployment shares the first one's database (and drops nothing).
-  const shared = options.sameDatabaseAs;
-  const database = shared ? undefined : await createTestDatabase();
-  const databaseUrl = shared?.databaseUrl ?? database!.url;
+  const given = options.sameDatabaseAs?.databaseUrl ?? options.databaseUrl;
+  const database = given ? undefined : await createTestDatabase();
+  const databaseUrl = given ?? database!.url;
   const dataDir = mkdtempSync(join(tmpdir(), 'flagstore-test-data-'));
   // A real port known up front, so that PUBLIC_URL (and with it signed URLs and mediaUrl) points at this app.
   const port = await freePort();
@@ -48,6 +53,7 @@ export async function createTestApp(
   await app.init();
   await app.listen(port, '127.0.0.1');
   const db = new Client({ connectionString: databaseUrl });
+  db.on('error', () => undefined); // a test that stops its database server cuts this connection too
   await db.connect();
 
   return {

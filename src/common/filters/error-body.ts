@@ -1,4 +1,5 @@
 import { HttpException, HttpStatus, Logger } from '@nestjs/common';
+import { isDatabaseUnavailable } from '../../database/database-errors';
 import { DomainError } from '../domain-error';
 
 export interface ResolvedError {
@@ -18,6 +19,7 @@ const CODE_BY_STATUS: Record<number, string> = {
   [HttpStatus.UNSUPPORTED_MEDIA_TYPE]: 'UNSUPPORTED_MEDIA_TYPE',
   [HttpStatus.TOO_MANY_REQUESTS]: 'RATE_LIMITED',
   [HttpStatus.INTERNAL_SERVER_ERROR]: 'INTERNAL_ERROR',
+  [HttpStatus.SERVICE_UNAVAILABLE]: 'SERVICE_UNAVAILABLE',
 };
 
 export function codeForStatus(status: number): string {
@@ -42,6 +44,14 @@ export function resolveError(exception: unknown, requestId?: string): ResolvedEr
   const status = (exception as { status?: unknown; expose?: unknown })?.status;
   if (typeof status === 'number' && status >= 400 && status < 500 && (exception as { expose?: unknown }).expose) {
     return { status, code: codeForStatus(status), message: String((exception as Error).message) };
+  }
+  if (isDatabaseUnavailable(exception)) {
+    logger.warn(`request ${requestId ?? '-'}: the database is unavailable: ${(exception as Error).message}`);
+    return {
+      status: HttpStatus.SERVICE_UNAVAILABLE,
+      code: 'SERVICE_UNAVAILABLE',
+      message: 'The database is unavailable; try again shortly',
+    };
   }
   logger.error(`request ${requestId ?? '-'}: ${(exception as Error)?.stack ?? String(exception)}`);
   return { status: HttpStatus.INTERNAL_SERVER_ERROR, code: 'INTERNAL_ERROR', message: 'Internal server error' };

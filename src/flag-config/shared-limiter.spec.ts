@@ -1,6 +1,6 @@
 import * as fc from 'fast-check';
 import { Lease, LeaseRequest, LeaseStore, MemoryLeaseStore, sliceSize } from './lease-store';
-import { accountWindows, limiterViolations, ManualClock, planArbitrary, runSimulation, tightPlanArbitrary } from './limiter-simulation';
+import { accountWindows, limiterViolations, ManualClock, planArbitrary, runSimulation, tightPlanArbitrary } from '../../test/support/limiter-simulation';
 import { SharedLimiter, ThrottlerStorageRecord } from './shared-limiter';
 
 const WINDOW = 60_000;

@@ -10,7 +10,7 @@ import {
   runSimulation,
   SimulationPlan,
   tightPlanArbitrary,
-} from '../../src/flag-config/limiter-simulation';
+} from '../support/limiter-simulation';
 import { SharedLimiter, ThrottlerStorageRecord } from '../../src/flag-config/shared-limiter';
 import { eventually } from '../support/eventually';
 import { describeWithBinaries, redisServerBinary } from '../support/servers/binaries';

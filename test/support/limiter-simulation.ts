@@ -1,5 +1,5 @@
 import type * as FastCheck from 'fast-check';
-import type { SharedLimiter } from './shared-limiter';
+import type { SharedLimiter } from '../../src/flag-config/shared-limiter';
 
 /**
  * A deterministic run of several SharedLimiter instances on one store with one injected clock, and an

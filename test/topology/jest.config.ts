@@ -1,0 +1,21 @@
+import { resolve } from 'node:path';
+import type { Config } from 'jest';
+
+const rootDir = resolve(__dirname, '..', '..');
+
+/**
+ * The topology test (`npm run test:topology`): the built service as three processes behind nginx, on a
+ * PostgreSQL, Redis and s3rver of the test's own. Not part of `npm test` (its config matches other files).
+ * Each hook and test has its own timeout (see the spec); together they stay under 10 minutes.
+ */
+const config: Config = {
+  rootDir,
+  testEnvironment: 'node',
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }],
+  },
+  testMatch: ['<rootDir>/test/topology/**/*.topology-spec.ts'],
+  testTimeout: 120_000,
+};
+
+export default config;

@@ -36,14 +36,21 @@ export class FlagConfigCache {
     bus.onReset(() => this.invalidateAll());
   }
 
-  /** The cached payload if it is fresh; the poll's steady path, with no I/O and no allocation. */
-  peek(organizationId: string): ConfigPayload | undefined {
-    const payload = this.payloads.get(organizationId);
-    return payload && Date.now() - payload.builtAt < this.maxAgeMs ? payload : undefined;
-  }
-
+  /**
+   * The cached payload while it is fresh: the poll's steady path, with no I/O and no allocation. In the last
+   * fifth of its life the first poll also starts one rebuild in the background, so polls never all wait for
+   * a rebuild when it expires.
+   */
   get(organizationId: string): ConfigPayload | Promise<ConfigPayload> {
-    return this.peek(organizationId) ?? this.build(organizationId);
+    const payload = this.payloads.get(organizationId);
+    if (payload !== undefined) {
+      const age = Date.now() - payload.builtAt;
+      if (age < this.maxAgeMs) {
+        if (age >= this.maxAgeMs * 0.8 && !this.builds.has(organizationId)) this.build(organizationId).catch(() => undefined);
+        return payload;
+      }
+    }
+    return this.build(organizationId);
   }
 
   invalidate(organizationId: string): void {

@@ -18,18 +18,8 @@ export interface DrainTimings {
  */
 export class HttpDrain {
   private draining = false;
-  private readonly inFlight = new Set<ServerResponse>();
 
-  constructor(private readonly server: Server) {
-    server.prependListener('request', (_request: IncomingMessage, response: ServerResponse) => {
-      if (this.draining) {
-        response.setHeader('Connection', 'close');
-        return;
-      }
-      this.inFlight.add(response);
-      response.once('close', () => this.inFlight.delete(response));
-    });
-  }
+  constructor(private readonly server: Server) {}
 
   get isDraining(): boolean {
     return this.draining;
@@ -38,9 +28,11 @@ export class HttpDrain {
   async drain({ drainMs, graceMs }: DrainTimings): Promise<void> {
     const deadline = Date.now() + graceMs;
     this.draining = true;
-    // Answers already being worked on close their connection too, unless their headers went out.
-    for (const response of this.inFlight) if (!response.headersSent) response.setHeader('Connection', 'close');
-    this.inFlight.clear();
+    // Installed only now, so that no request pays for it before. A request in flight finishes as it began;
+    // its connection is then idle, and is used once more or closed like any other.
+    this.server.prependListener('request', (_request: IncomingMessage, response: ServerResponse) => {
+      response.setHeader('Connection', 'close');
+    });
     await sleep(Math.min(drainMs, graceMs));
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     // A connection whose answer went out with keep-alive becomes idle later; close it as soon as it is.

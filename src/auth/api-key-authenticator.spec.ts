@@ -21,17 +21,24 @@ type ApiKeyRow = Awaited<ReturnType<OrganizationsRepository['findActiveApiKeyByH
 function setup() {
   const bus = new EventEmitter();
   let release: (row: ApiKeyRow) => void = () => undefined;
+  let fail: (error: unknown) => void = () => undefined;
   const lookups: string[] = [];
   const repository = {
     findActiveApiKeyByHash: (keyHash: string) => {
       lookups.push(keyHash);
-      return new Promise<ApiKeyRow>((resolve) => (release = resolve));
+      return new Promise<ApiKeyRow>((resolve, reject) => {
+        release = resolve;
+        fail = reject;
+      });
     },
   } as unknown as OrganizationsRepository;
-  const fakeBus = { subscribe: (topic: string, handler: (id: string) => void) => bus.on(topic, handler) } as unknown as InvalidationBus;
+  const fakeBus = {
+    subscribe: (topic: string, handler: (id: string) => void) => bus.on(topic, handler),
+    onReset: (handler: () => void) => bus.on('reset', handler),
+  } as unknown as InvalidationBus;
   const authenticator = new ApiKeyAuthenticator(repository, fakeBus);
   const row = { id: 'key-1', organizationId: 'org-1', keyHash: KEY_SHA256, permissions: [Permission.FLAGS_READ] } as NonNullable<ApiKeyRow>;
-  return { authenticator, bus, lookups, row, release: (value: ApiKeyRow) => release(value) };
+  return { authenticator, bus, lookups, row, release: (value: ApiKeyRow) => release(value), fail: (error: unknown) => fail(error) };
 }
 
 describe('hashApiKey', () => {
@@ -183,6 +190,19 @@ describe('ApiKeyAuthenticator', () => {
       expect(authenticator.cached(`Bearer ${KEY}`)).toBeUndefined();
     });
 
+    it('keeps a key in use while the database is unreachable, but not past another kind of failure', async () => {
+      const { authenticator, fail, start, clock } = await inUse();
+      expect(authenticator.cached(`Bearer ${KEY}`)).toBeDefined();
+      fail(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
+      await new Promise(setImmediate);
+      clock.mockReturnValue(start + ApiKeyAuthenticator.CACHE_TTL_MS + 1_000); // past its first life
+      expect(authenticator.cached(`Bearer ${KEY}`)).toMatchObject({ keyId: 'key-1' });
+      fail(new TypeError('a bug, not an outage')); // the renewal that last hit started
+      await new Promise(setImmediate);
+      clock.mockReturnValue(start + ApiKeyAuthenticator.CACHE_TTL_MS + ApiKeyAuthenticator.REFRESH_AHEAD_MS);
+      expect(authenticator.cached(`Bearer ${KEY}`)).toBeUndefined();
+    });
+
     it('does not renew a key revoked while the renewal was in flight', async () => {
       const { authenticator, bus, row, release } = await inUse();
       expect(authenticator.cached(`Bearer ${KEY}`)).toBeDefined();
@@ -191,6 +211,15 @@ describe('ApiKeyAuthenticator', () => {
       await new Promise(setImmediate);
       expect(authenticator.cached(`Bearer ${KEY}`)).toBeUndefined();
     });
+  });
+
+  it('forgets every key when the bus says it may have missed revocations', async () => {
+    const { authenticator, bus, row, release } = setup();
+    const pending = authenticator.authenticate(`Bearer ${KEY}`);
+    release(row);
+    await pending;
+    bus.emit('reset');
+    expect(authenticator.cached(`Bearer ${KEY}`)).toBeUndefined();
   });
 
   it('refuses on the next poll a key revoked while the lean path served it from its raw header', async () => {

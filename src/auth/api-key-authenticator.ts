@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InvalidationBus } from '../common/invalidation-bus';
+import { isDatabaseUnavailable } from '../database/database-errors';
 import { OrganizationsRepository } from '../organizations/organizations.repository';
 import { bearerToken, hashApiKey } from './api-key';
 import { Principal } from './principal';
@@ -58,6 +59,7 @@ export class ApiKeyAuthenticator {
     bus: InvalidationBus,
   ) {
     bus.subscribe('apiKey', (keyId) => this.evict(keyId));
+    bus.onReset(() => this.evictAll());
   }
 
   /** The principal for an Authorization header, or null when the key is missing, unknown or revoked. */
@@ -97,6 +99,12 @@ export class ApiKeyAuthenticator {
     this.drop(keyHash);
   }
 
+  /** The bus may have missed revocations: forget every key. */
+  evictAll(): void {
+    this.evictions += 1;
+    for (const keyHash of [...this.byHash.keys()]) this.drop(keyHash);
+  }
+
   /** The entry if it has not expired; near its expiry, also starts its renewal. */
   private live(entry: CacheEntry | undefined, now: number): CacheEntry | undefined {
     if (entry === undefined || entry.expiresAt <= now) return undefined;
@@ -107,7 +115,9 @@ export class ApiKeyAuthenticator {
   /**
    * Looks a cached key up again. The entry is renewed only if it is still the one cached when the answer
    * comes: a revocation heard meanwhile has dropped it, and then the answer (read before the revocation
-   * committed, perhaps) is not kept. A key no longer found is dropped; an error leaves the entry to expire.
+   * committed, perhaps) is not kept. A key no longer found is dropped. While the database is unreachable
+   * the entry lives on (no revocation can commit meanwhile), so keys already authenticated keep polling;
+   * any other error leaves it to expire.
    */
   private refresh(entry: CacheEntry): void {
     entry.refreshing = true;
@@ -119,8 +129,11 @@ export class ApiKeyAuthenticator {
         entry.principal = principal;
         entry.expiresAt = Date.now() + ApiKeyAuthenticator.CACHE_TTL_MS;
       },
-      () => {
+      (error: unknown) => {
         entry.refreshing = false;
+        if (this.byHash.get(entry.keyHash) === entry && isDatabaseUnavailable(error)) {
+          entry.expiresAt = Date.now() + ApiKeyAuthenticator.REFRESH_AHEAD_MS;
+        }
       },
     );
   }

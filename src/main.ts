@@ -37,7 +37,7 @@ async function bootstrap(): Promise<void> {
       logger.log(`${signal} received: draining connections, then shutting down`);
       // Idle keep-alive connections are left to be used once more (answered with Connection: close) or to
       // time out, as the server would time them out anyway, before it stops accepting.
-      const drainMs = Math.min(server.keepAliveTimeout + 1_000, graceMs / 2);
+      const drainMs = Math.min(server.keepAliveTimeout + 1_000, graceMs * 0.8);
       void drain
         .drain({ drainMs, graceMs })
         .then(() => app.close())

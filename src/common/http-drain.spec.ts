@@ -1,5 +1,5 @@
 import { Agent, createServer, get, IncomingMessage, Server } from 'node:http';
-import { AddressInfo } from 'node:net';
+import { AddressInfo, connect } from 'node:net';
 import { HttpDrain } from './http-drain';
 
 describe('HttpDrain', () => {
@@ -13,6 +13,9 @@ describe('HttpDrain', () => {
       const delay = Number(request.url?.split('/')[2] ?? 0);
       setTimeout(() => response.end('ok'), delay);
     });
+    // Shorter than the drain periods below, as in production (5 s against 6 s); clients stop reusing a socket a
+    // second before the whole seconds it announces, so it is over two.
+    server.keepAliveTimeout = 2_500;
     drain = new HttpDrain(server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
@@ -36,7 +39,8 @@ describe('HttpDrain', () => {
   it('keeps answering on idle keep-alive connections, each answer closing its connection, then stops accepting', async () => {
     const first = await fetchOnce();
     expect(first.connection).toBe('keep-alive');
-    const drained = drain.drain({ drainMs: 300, graceMs: 2_000 });
+    const drained = drain.drain({ drainMs: 2_800, graceMs: 4_000 });
+    await new Promise((resolve) => setTimeout(resolve, 100)); // idle, but within the keep-alive timeout
     expect(drain.isDraining).toBe(true);
 
     // The idle connection is reused once (no reset), answered with Connection: close, and not reused again.
@@ -55,9 +59,31 @@ describe('HttpDrain', () => {
     const slow = fetchOnce('/slow/600');
     await new Promise((resolve) => setTimeout(resolve, 50));
     const started = Date.now();
-    await drain.drain({ drainMs: 100, graceMs: 3_000 });
+    await drain.drain({ drainMs: 2_800, graceMs: 5_000 });
     await expect(slow).resolves.toMatchObject({ status: 200 });
     expect(Date.now() - started).toBeGreaterThanOrEqual(500);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('serves a connection accepted before it stopped accepting whose request arrives after: no reset', async () => {
+    const socket = connect(port, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    let answer = '';
+    socket.on('data', (chunk) => (answer += chunk.toString()));
+    const ended = new Promise<Error | undefined>((resolve) => {
+      socket.once('error', resolve);
+      socket.once('close', () => resolve(undefined));
+    });
+    const started = Date.now();
+    const drained = drain.drain({ drainMs: 100, graceMs: 3_000 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await expect(fetchOnce()).rejects.toMatchObject({ code: 'ECONNREFUSED' }); // no longer accepting
+
+    socket.write('GET /slow/0 HTTP/1.1\r\nHost: x\r\n\r\n'); // the proxy's request, sent before it knew
+    expect(await ended).toBeUndefined();
+    expect(answer).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(answer).toMatch(/\r\nConnection: close\r\n/i);
+    await drained;
     expect(Date.now() - started).toBeLessThan(3_000);
   });
 

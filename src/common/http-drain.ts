@@ -1,7 +1,12 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { Server as NetServer } from 'node:net';
 
 export interface DrainTimings {
-  /** How long connections stay open, each answer closing its own, before the server stops accepting. */
+  /**
+   * How long connections stay open, each answer closing its own, before the server stops accepting. Longer
+   * than the server's keep-alive timeout, so that by then every idle keep-alive connection has been used (and
+   * closed after its answer) or timed out as it would have anyway.
+   */
   drainMs: number;
   /** The whole shutdown's bound: connections still open then are cut. */
   graceMs: number;
@@ -15,6 +20,10 @@ export interface DrainTimings {
  * `Connection: close` (the proxy then opens its next connection elsewhere), for about the server's keep-alive
  * timeout, after which the server would have closed an idle connection anyway. Then it stops accepting,
  * lets requests in flight finish, and cuts what is left when the grace period ends.
+ *
+ * It never closes a connection it considers idle: Node counts a connection that was just accepted, whose
+ * request is on its way, as idle (and `http.Server.close()` closes those), which reset requests a proxy had
+ * already sent. Connections end by themselves here: each answer closes its own.
  */
 export class HttpDrain {
   private draining = false;
@@ -34,12 +43,29 @@ export class HttpDrain {
       response.setHeader('Connection', 'close');
     });
     await sleep(Math.min(drainMs, graceMs));
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    // A connection whose answer went out with keep-alive becomes idle later; close it as soon as it is.
-    const sweeper = setInterval(() => this.server.closeIdleConnections(), 50);
+    await this.justAfterAccepting();
+    // net.Server's close stops accepting and waits for the connections to end, without http's idle sweep.
+    const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(this.server, () => resolve()));
     const cut = sleep(Math.max(0, deadline - Date.now())).then(() => this.server.closeAllConnections());
     await Promise.race([closed, cut]);
-    clearInterval(sweeper);
+  }
+
+  /**
+   * Connections the kernel completed but the process has not accepted yet are reset when the listening socket
+   * closes, and a proxy has usually written its request on them already. The queue is emptiest right after
+   * Node's accept loop: close then, when the next connection arrives (or after a quiet 20 ms).
+   */
+  private justAfterAccepting(): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.server.off('connection', accepted);
+        resolve();
+      };
+      const accepted = () => setImmediate(done);
+      const timer = setTimeout(done, 20);
+      this.server.once('connection', accepted);
+    });
   }
 }
 

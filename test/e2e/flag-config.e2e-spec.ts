@@ -173,17 +173,24 @@ describe('GET /flags/config rate limit across both paths', () => {
   });
 });
 
-(process.env.REDIS_URL ? describe : describe.skip)('GET /flags/config rate limit across instances on one Redis', () => {
+// On REDIS_URL's server when one is given (CI's second run), else on a redis-server of the test's own.
+describeWithBinaries('GET /flags/config rate limit across instances on one Redis', {
+  'redis-server': process.env.REDIS_URL ?? redisServerBinary(),
+})('GET /flags/config rate limit across instances on one Redis', () => {
+  let own: RedisServer | undefined;
   let one: TestApp;
   let two: TestApp;
 
   beforeAll(async () => {
-    one = await createTestApp({ CONFIG_RATE_LIMIT_PER_MINUTE: '5' });
-    two = await createTestApp({ CONFIG_RATE_LIMIT_PER_MINUTE: '5' }, { sameDatabaseAs: one });
+    if (!process.env.REDIS_URL) own = await startRedisServer();
+    const env = { REDIS_URL: process.env.REDIS_URL ?? own!.url, CONFIG_RATE_LIMIT_PER_MINUTE: '5' };
+    one = await createTestApp(env);
+    two = await createTestApp(env, { sameDatabaseAs: one });
   });
   afterAll(async () => {
     await two?.close();
     await one?.close();
+    await own?.close();
   });
 
   it('counts one budget per key over both instances', async () => {

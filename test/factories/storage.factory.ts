@@ -1,47 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { OBJECT_STORE, ObjectStore, objectKeyFor } from '../../src/storage/object-store/object-store';
+import { startS3Server } from '../support/servers/s3-server';
 import { createTestApp, TestApp } from '../support/test-app';
 import { bearer, TestOrganization } from './organizations.factory';
 
-interface KoaContext {
-  method: string;
-  query: Record<string, unknown>;
-  type: string;
-  body: unknown;
-}
-
-// s3rver ships without type declarations.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const S3rver = require('s3rver') as new (options: Record<string, unknown>) => {
-  /** s3rver is a Koa application: its middleware, in order. */
-  middleware: Array<(ctx: KoaContext, next: () => Promise<void>) => Promise<void>>;
-  run(): Promise<{ address: string; port: number }>;
-  close(): Promise<void>;
-};
-
 export type Driver = 'local' | 's3';
 export const DRIVERS: Driver[] = ['local', 's3'];
-
-export const S3_BUCKET = 'flagstore-test';
-
-/**
- * s3rver implements multipart uploads but not ListMultipartUploads, which the minio client calls before
- * each one (to resume an earlier upload of the same key). Answering "none in progress" lets the S3 suites
- * take the driver's multipart path (files above its 8 MiB part size) as they would against MinIO.
- */
-const LIST_NO_MULTIPART_UPLOADS = async (ctx: KoaContext, next: () => Promise<void>) => {
-  if (ctx.method !== 'GET' || !('uploads' in ctx.query)) return next();
-  ctx.type = 'application/xml';
-  ctx.body =
-    '<?xml version="1.0" encoding="UTF-8"?>' +
-    `<ListMultipartUploadsResult><Bucket>${S3_BUCKET}</Bucket><IsTruncated>false</IsTruncated></ListMultipartUploadsResult>`;
-};
 
 export interface StorageTestApp extends TestApp {
   driver: Driver;
@@ -50,39 +18,15 @@ export interface StorageTestApp extends TestApp {
 
 /** The real app on the given driver; for S3, a loopback s3rver on a temp directory, stopped by close(). */
 export async function createStorageTestApp(driver: Driver, env: Record<string, string> = {}): Promise<StorageTestApp> {
-  let stopS3 = async () => undefined as void;
-  let s3Env: Record<string, string> = {};
-  if (driver === 's3') {
-    const directory = mkdtempSync(join(tmpdir(), 'flagstore-s3rver-'));
-    const server = new S3rver({
-      address: '127.0.0.1',
-      port: 0,
-      directory,
-      silent: true,
-      configureBuckets: [{ name: S3_BUCKET }],
-    });
-    server.middleware.unshift(LIST_NO_MULTIPART_UPLOADS);
-    const { port } = await server.run();
-    s3Env = {
-      S3_ENDPOINT: `http://127.0.0.1:${port}`,
-      S3_ACCESS_KEY: 'S3RVER',
-      S3_SECRET_KEY: 'S3RVER',
-      S3_BUCKET,
-      S3_REGION: 'us-east-1',
-    };
-    stopS3 = async () => {
-      await server.close();
-      rmSync(directory, { recursive: true, force: true });
-    };
-  }
-  const t = await createTestApp({ ...s3Env, ...env });
+  const s3 = driver === 's3' ? await startS3Server() : undefined;
+  const t = await createTestApp({ ...s3?.env, ...env });
   return {
     ...t,
     driver,
     store: t.app.get<ObjectStore>(OBJECT_STORE),
     close: async () => {
       await t.close();
-      await stopS3();
+      await s3?.close();
     },
   };
 }

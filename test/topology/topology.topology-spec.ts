@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { freePort } from '../../src/common/free-port';
 import { PostgresServer, startPostgresServer } from '../support/servers/postgres-server';
 import { RedisServer, startRedisServer } from '../support/servers/redis-server';
+import { S3Server, startS3Server } from '../support/servers/s3-server';
 import { describeOutcomes, failed, Load, LoadOptions } from './load';
 import {
   call,
@@ -14,10 +15,8 @@ import {
   Nginx,
   removeDir,
   Reply,
-  S3Server,
   sleep,
   startNginx,
-  startS3Server,
   tail,
   tempDir,
   within,

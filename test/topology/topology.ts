@@ -188,55 +188,6 @@ export async function within(timeoutMs: number, check: () => Promise<boolean>, i
   }
 }
 
-/* ------------------------------------------------------------------------------------------------------------
- * s3rver. The minimal part of test/factories/storage.factory.ts (which also builds Nest test apps) copied here:
- * a loopback s3rver with the bucket, and the ListMultipartUploads stub the minio client needs.
- * ---------------------------------------------------------------------------------------------------------- */
-
-interface KoaContext {
-  method: string;
-  query: Record<string, unknown>;
-  type: string;
-  body: unknown;
-}
-
-// s3rver ships without type declarations.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const S3rver = require('s3rver') as new (options: Record<string, unknown>) => {
-  middleware: Array<(ctx: KoaContext, next: () => Promise<void>) => Promise<void>>;
-  run(): Promise<{ address: string; port: number }>;
-  close(): Promise<void>;
-};
-
-export const S3_BUCKET = 'flagstore-topology';
-
-export interface S3Server {
-  env: Record<string, string>;
-  close(): Promise<void>;
-}
-
-export async function startS3Server(directory: string): Promise<S3Server> {
-  mkdirSync(directory, { recursive: true });
-  const server = new S3rver({ address: '127.0.0.1', port: 0, directory, silent: true, configureBuckets: [{ name: S3_BUCKET }] });
-  server.middleware.unshift(async (ctx, next) => {
-    if (ctx.method !== 'GET' || !('uploads' in ctx.query)) return next();
-    ctx.type = 'application/xml';
-    ctx.body =
-      '<?xml version="1.0" encoding="UTF-8"?>' +
-      `<ListMultipartUploadsResult><Bucket>${S3_BUCKET}</Bucket><IsTruncated>false</IsTruncated></ListMultipartUploadsResult>`;
-  });
-  const { port } = await server.run();
-  return {
-    env: {
-      S3_ENDPOINT: `http://127.0.0.1:${port}`,
-      S3_ACCESS_KEY: 'S3RVER',
-      S3_SECRET_KEY: 'S3RVER',
-      S3_BUCKET,
-      S3_REGION: 'us-east-1',
-    },
-    close: () => server.close(),
-  };
-}
 
 /* ------------------------------------------------------------------------------------------------------------
  * Service instances: `node dist/main.js`, as production runs it.

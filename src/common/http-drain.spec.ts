@@ -87,6 +87,32 @@ describe('HttpDrain', () => {
     expect(Date.now() - started).toBeLessThan(3_000);
   });
 
+  it('in its fence, answers what `refuse` takes with its own answer, and serves the rest', async () => {
+    server.close();
+    const served: string[] = [];
+    server = createServer((request, response) => {
+      served.push(request.url!);
+      response.end('ok');
+    });
+    drain = new HttpDrain(server, (request, response) => {
+      if (request.url !== '/poll') return false;
+      response.statusCode = 503;
+      response.end('retry elsewhere');
+      return true;
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+
+    const drained = drain.drain({ drainMs: 100, fenceMs: 400, graceMs: 3_000 });
+    await expect(fetchOnce('/poll')).resolves.toMatchObject({ status: 200, connection: 'close' }); // before the fence
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await expect(fetchOnce('/poll')).resolves.toMatchObject({ status: 503, connection: 'close' });
+    await expect(fetchOnce('/write')).resolves.toMatchObject({ status: 200, connection: 'close' });
+    expect(served).toEqual(['/poll', '/write']);
+    await drained;
+    await expect(fetchOnce('/poll')).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  });
+
   it('cuts a request that outlasts the grace period', async () => {
     const stuck = fetchOnce('/slow/10000');
     await new Promise((resolve) => setTimeout(resolve, 50));

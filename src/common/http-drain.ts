@@ -8,9 +8,19 @@ export interface DrainTimings {
    * closed after its answer) or timed out as it would have anyway.
    */
   drainMs: number;
+  /**
+   * After the drain period and before the server stops accepting: requests that `refuse` takes (retryable
+   * ones, such as polls) are answered 503 so that a proxy retries them elsewhere and takes this instance out
+   * of rotation (nginx counts a 503 as a failed attempt); then no new connection is on its way when the
+   * listening socket closes.
+   */
+  fenceMs?: number;
   /** The whole shutdown's bound: connections still open then are cut. */
   graceMs: number;
 }
+
+/** Answers the request itself (a 503) and returns true, or returns false to let it be served. */
+export type Refusal = (request: IncomingMessage, response: ServerResponse) => boolean;
 
 /**
  * Stops an HTTP server without a proxy ever seeing a reset on a request it sent.
@@ -27,22 +37,32 @@ export interface DrainTimings {
  */
 export class HttpDrain {
   private draining = false;
+  private fencing = false;
 
-  constructor(private readonly server: Server) {}
+  constructor(
+    private readonly server: Server,
+    private readonly refuse: Refusal = () => false,
+  ) {}
 
   get isDraining(): boolean {
     return this.draining;
   }
 
-  async drain({ drainMs, graceMs }: DrainTimings): Promise<void> {
+  async drain({ drainMs, fenceMs = 0, graceMs }: DrainTimings): Promise<void> {
     const deadline = Date.now() + graceMs;
     this.draining = true;
-    // Installed only now, so that no request pays for it before. A request in flight finishes as it began;
-    // its connection is then idle, and is used once more or closed like any other.
-    this.server.prependListener('request', (_request: IncomingMessage, response: ServerResponse) => {
+    // Put in front of the request listeners only now, so that no request pays for it before. A request in
+    // flight finishes as it began; its connection is then idle, and is used once more or closed like any other.
+    const listeners = this.server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[];
+    this.server.removeAllListeners('request');
+    this.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
       response.setHeader('Connection', 'close');
+      if (this.fencing && this.refuse(request, response)) return;
+      for (const listener of listeners) listener.call(this.server, request, response);
     });
     await sleep(Math.min(drainMs, graceMs));
+    this.fencing = true;
+    await sleep(Math.max(0, Math.min(fenceMs, deadline - Date.now())));
     await this.justAfterAccepting();
     // net.Server's close stops accepting and waits for the connections to end, without http's idle sweep.
     const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(this.server, () => resolve()));

@@ -1,4 +1,4 @@
-import { QueryFailedError } from 'typeorm';
+import { QueryFailedError, QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
 import { isDatabaseUnavailable } from './database-errors';
 
 const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code });
@@ -16,6 +16,7 @@ describe('isDatabaseUnavailable', () => {
     ['a pool that could not connect in time', new Error('timeout exceeded when trying to connect')],
     ['a connection that died under a query', new Error('Connection terminated unexpectedly')],
     ['a client-side query timeout', new Error('Query read timeout')],
+    ['a transaction whose connection was lost under it', new QueryRunnerProviderAlreadyReleasedError()],
   ])('%s is a 503', (_label, error) => {
     expect(isDatabaseUnavailable(error)).toBe(true);
   });

@@ -4,6 +4,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { ADMIN_SECURITY, API_KEY_SECURITY } from './auth/auth.decorators';
 import { API_PREFIX } from './common/api-prefix';
+import { corsMiddleware } from './common/cors';
 import { jsonBody } from './common/json-body';
 import { RawInputPipe } from './common/raw-input.pipe';
 import { requestIdMiddleware } from './common/request-id';
@@ -32,6 +33,8 @@ export function configureApp(
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
   app.use(requestIdMiddleware);
+  // Before body parsing, so that errors raised ahead of routing carry the CORS headers too.
+  app.use(corsMiddleware(config.corsOrigins));
   // Upload bodies are file bytes streamed to the object store, never parsed, whatever their Content-Type.
   app.use(jsonBody((path) => path === `/${UPLOAD_ROUTE}` || path.startsWith(`/${UPLOAD_ROUTE}/`)));
   app.setGlobalPrefix(API_PREFIX, { exclude: ROOT_ROUTES });

@@ -227,7 +227,7 @@ describe('ApiKeyAuthenticator', () => {
     const limiter = { hit: () => ({ totalHits: 1, timeToExpire: 60, isBlocked: false, timeToBlockExpire: 0 }) } as unknown as ConfigRateLimiter;
     const payload = buildConfigPayload([]);
     const cache = { get: () => payload } as unknown as FlagConfigCache;
-    const poll = new FlagConfigPoll(authenticator, limiter, cache);
+    const poll = new FlagConfigPoll(authenticator, limiter, cache, loadConfig({}));
     const statuses: number[] = [];
     // What the database answers when the poll misses the cache: the row, until the key is revoked.
     const get = (stored: typeof row | null = row) =>

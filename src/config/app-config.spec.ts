@@ -14,6 +14,7 @@ describe('loadConfig', () => {
     expect(config.adminToken).toBeUndefined();
     expect(config.s3).toBeUndefined();
     expect(config.configRateLimitPerMinute).toBe(1200);
+    expect(config.corsOrigins).toBeUndefined();
     expect(config.storage).toEqual({ defaultAllocationBytes: 1024 ** 3, maxUploadBytes: 100 * 1024 ** 2 });
   });
 
@@ -36,6 +37,11 @@ describe('loadConfig', () => {
     [{ MAX_UPLOAD_BYTES: '-1' }, 'MAX_UPLOAD_BYTES'],
     [{ S3_ENDPOINT: 'http://127.0.0.1:9000' }, 'S3_ACCESS_KEY'],
     [{ S3_REGION: 'eu-west-1' }, 'S3_REGION'],
+    [{ CORS_ORIGINS: 'https://game.example.com/' }, 'CORS_ORIGINS'],
+    [{ CORS_ORIGINS: 'https://game.example.com/play' }, 'CORS_ORIGINS'],
+    [{ CORS_ORIGINS: 'game.example.com' }, 'CORS_ORIGINS'],
+    [{ CORS_ORIGINS: 'https://a.example.com,*' }, 'CORS_ORIGINS'],
+    [{ CORS_ORIGINS: ',' }, 'CORS_ORIGINS'],
     [{ S3_ENDPOINT: 'http://h', S3_ACCESS_KEY: 'a', S3_SECRET_KEY: 'b', S3_BUCKET: 'Bad_Bucket' }, 'S3_BUCKET'],
   ])('rejects %j naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigValidationError);
@@ -45,5 +51,13 @@ describe('loadConfig', () => {
   it('takes a complete S3 configuration, defaulting the region', () => {
     const config = loadConfig({ S3_ENDPOINT: 'http://127.0.0.1:9000', S3_ACCESS_KEY: 'a', S3_SECRET_KEY: 'b', S3_BUCKET: 'files' });
     expect(config.s3).toEqual({ endPoint: 'http://127.0.0.1:9000', accessKey: 'a', secretKey: 'b', bucket: 'files', region: 'us-east-1' });
+  });
+
+  it('takes CORS_ORIGINS as * or a list of full origins', () => {
+    expect(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins).toBe('*');
+    expect(loadConfig({ CORS_ORIGINS: ' https://game.example.com, http://localhost:8080 ' }).corsOrigins).toEqual([
+      'https://game.example.com',
+      'http://localhost:8080',
+    ]);
   });
 });

@@ -25,10 +25,14 @@ export interface AppConfig {
   /** Unset: generated once and kept in dataDir (see storage). */
   uploadSigningSecret?: string;
   configRateLimitPerMinute: number;
+  /** Origins the API (admin API excluded) answers cross-origin: a list, `*`, or unset for no CORS at all. */
+  corsOrigins?: CorsOrigins;
   /** SIGTERM: how long requests in flight may take to finish before the process exits. */
   shutdownGraceSeconds: number;
   storage: { defaultAllocationBytes: number; maxUploadBytes: number };
 }
+
+export type CorsOrigins = '*' | readonly string[];
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
 
@@ -58,6 +62,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     uploadSigningSecret: secret(env, 'UPLOAD_SIGNING_SECRET'),
     configRateLimitPerMinute: integer(env, 'CONFIG_RATE_LIMIT_PER_MINUTE', 1200, 1, 1_000_000_000),
+    corsOrigins: corsOrigins(env),
     shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 1, 3600),
     storage: {
       defaultAllocationBytes: integer(env, 'STORAGE_DEFAULT_ALLOCATION', 1024 ** 3, 0, Number.MAX_SAFE_INTEGER),
@@ -89,6 +94,30 @@ function s3Config(env: Env): AppConfig['s3'] {
     bucket,
     region: text(env, 'S3_REGION') ?? 'us-east-1',
   };
+}
+
+/** `*`, or comma-separated full origins (`https://game.example.com`, `http://localhost:8080`), each exactly as a browser sends it. */
+function corsOrigins(env: Env): CorsOrigins | undefined {
+  const raw = text(env, 'CORS_ORIGINS');
+  if (raw === undefined) return undefined;
+  if (raw === '*') return '*';
+  const origins = raw.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  for (const origin of origins) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin) {
+      throw new ConfigValidationError(
+        'CORS_ORIGINS',
+        `must be * or comma-separated origins such as https://game.example.com (scheme, host and port only, no path or trailing slash), got "${origin}"`,
+      );
+    }
+  }
+  if (origins.length === 0) throw new ConfigValidationError('CORS_ORIGINS', 'must be * or list at least one origin');
+  return origins;
 }
 
 function text(env: Env, name: string): string | undefined {

@@ -1,9 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { ApiKeyAuthenticator } from '../auth/api-key-authenticator';
 import { AuthErrors, permissionRefusal } from '../auth/auth.errors';
 import { Principal } from '../auth/principal';
+import { apiCors } from '../common/cors';
 import { writeApiError } from '../common/filters/api-exception.filter';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Permission } from '../organizations/permission';
 import { ifNoneMatchMatches } from '../common/etag';
 import { CONFIG_CACHE_CONTROL, ConfigPayload } from './config-payload';
@@ -23,11 +25,17 @@ export const CONFIG_POLL_PERMISSION = Permission.FLAGS_READ;
  */
 @Injectable()
 export class FlagConfigPoll {
+  /** The API's CORS rules (CORS_ORIGINS), which this path applies itself since it runs ahead of Express. */
+  private readonly cors: ReturnType<typeof apiCors>;
+
   constructor(
     private readonly authenticator: ApiKeyAuthenticator,
     private readonly limiter: ConfigRateLimiter,
     private readonly cache: FlagConfigCache,
-  ) {}
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.cors = apiCors(config.corsOrigins);
+  }
 
   matches(request: IncomingMessage): boolean {
     const { method, url } = request;
@@ -37,6 +45,8 @@ export class FlagConfigPoll {
 
   /** The whole endpoint: authenticate, check the permission, count, answer. */
   handle(request: IncomingMessage, response: ServerResponse): void {
+    // Only GET and HEAD come here, never a preflight, so the cors middleware only sets headers, synchronously.
+    this.cors?.(request, response, noop);
     const authorization = request.headers.authorization;
     const principal = this.authenticator.cached(authorization);
     if (principal) return this.authorised(principal, request, response);
@@ -72,6 +82,8 @@ export class FlagConfigPoll {
     this.respond(principal, request, response);
   }
 }
+
+function noop(): void {}
 
 function send(request: IncomingMessage, response: ServerResponse, payload: ConfigPayload): void {
   const ifNoneMatch = request.headers['if-none-match'];

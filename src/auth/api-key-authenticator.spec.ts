@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidationBus } from '../common/invalidation-bus';
+import { loadConfig } from '../config/app-config';
 import { buildConfigPayload } from '../flag-config/config-payload';
 import { ConfigRateLimiter } from '../flag-config/config-rate-limiter';
 import { FlagConfigCache } from '../flag-config/flag-config.cache';

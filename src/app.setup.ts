@@ -5,13 +5,14 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { ADMIN_SECURITY, API_KEY_SECURITY } from './auth/auth.decorators';
 import { API_PREFIX } from './common/api-prefix';
 import { corsMiddleware } from './common/cors';
+import { addCommonResponses } from './common/openapi-common-responses';
 import { jsonBody } from './common/json-body';
 import { RawInputPipe } from './common/raw-input.pipe';
 import { requestIdMiddleware } from './common/request-id';
 import { createValidationPipe } from './common/validation';
 import { AppConfig } from './config/app-config';
 import { FlagConfigPoll } from './flag-config/flag-config-poll';
-import { CDN_ROUTE, UPLOAD_ROUTE } from './storage/storage-routes';
+import { CDN_ROUTE, STORAGE_PATHS, UPLOAD_ROUTE } from './storage/storage-routes';
 
 /** Routes served at the root of PUBLIC_URL rather than under base_url. */
 const ROOT_ROUTES = [
@@ -57,7 +58,7 @@ function setupOpenApi(app: INestApplication, config: AppConfig): void {
       .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'The ADMIN_TOKEN of this deployment' }, ADMIN_SECURITY)
       .build(),
   );
-  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json', useGlobalPrefix: false });
+  SwaggerModule.setup('docs', app, addCommonResponses(document, STORAGE_PATHS), { jsonDocumentUrl: 'docs-json', useGlobalPrefix: false });
 }
 
 /**

@@ -25,6 +25,7 @@ const config: Config = {
       transform,
       // e2e: the real app over HTTP; service: the services on the same real database, without HTTP.
       testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts', '<rootDir>/test/service/**/*.service-spec.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/support/contract-check.ts'],
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },

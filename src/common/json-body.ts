@@ -3,6 +3,9 @@ import { json, NextFunction, Request, Response } from 'express';
 
 export const JSON_BODY_LIMIT = '256kb';
 
+/** A body on these means nothing in HTTP; it is left unread rather than parsed into errors no route documents. */
+const BODYLESS_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 /**
  * Parses JSON request bodies, except on the upload host whose bodies are file bytes streamed to the store.
  * A body that is not JSON is refused (415) rather than ignored: an ignored body reads as "no fields", which
@@ -11,7 +14,7 @@ export const JSON_BODY_LIMIT = '256kb';
 export function jsonBody(isRawBodyPath: (path: string) => boolean) {
   const parse = json({ limit: JSON_BODY_LIMIT });
   return (request: Request, response: Response, next: NextFunction): void => {
-    if (isRawBodyPath(request.path)) return next();
+    if (BODYLESS_METHODS.has(request.method) || isRawBodyPath(request.path)) return next();
     parse(request, response, (error?: unknown) => {
       if (error) return next(bodyError(error));
       if (request.body === undefined && hasBody(request)) {

@@ -3,6 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiProperty, ApiServiceUnavailableResponse
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Public } from '../auth/auth.decorators';
+import { ApiErrorDto } from '../common/dto/api-error.dto';
 
 class HealthDto {
   @ApiProperty({ example: 'ok' }) status: 'ok';
@@ -18,7 +19,7 @@ export class HealthController {
   @Get()
   @ApiOperation({ summary: 'Liveness and readiness: answers 200 when the database answers' })
   @ApiOkResponse({ type: HealthDto })
-  @ApiServiceUnavailableResponse({ description: 'The database does not answer' })
+  @ApiServiceUnavailableResponse({ type: ApiErrorDto, description: 'The database does not answer' })
   async check(): Promise<HealthDto> {
     try {
       await this.dataSource.query('SELECT 1');

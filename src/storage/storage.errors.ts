@@ -11,6 +11,11 @@ export enum StorageErrorCode {
   CONFLICT = 'CONFLICT',
   PAYLOAD_TOO_LARGE = 'PAYLOAD_TOO_LARGE',
   RANGE_NOT_SATISFIABLE = 'RANGE_NOT_SATISFIABLE',
+  /** From the body parser, before routing: a purge body that is not JSON. */
+  UNSUPPORTED_MEDIA_TYPE = 'UNSUPPORTED_MEDIA_TYPE',
+  RATE_LIMITED = 'RATE_LIMITED',
+  INTERNAL_ERROR = 'INTERNAL_ERROR',
+  SERVICE_UNAVAILABLE = 'SERVICE_UNAVAILABLE',
 }
 
 export const StorageErrors = {

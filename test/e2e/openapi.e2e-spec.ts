@@ -3,25 +3,30 @@ import { createTestApp, TestApp } from '../support/test-app';
 
 type Operation = { security?: Record<string, string[]>[]; responses: Record<string, { content?: Record<string, { schema: unknown }> }> };
 
+// Every operation can fail unexpectedly (500) or lose its database (503); one with a body can also be refused
+// by the body parser before routing: malformed (400), too large (413), not JSON (415).
+const ANY = ['500', '503'];
+const BODY = ['400', '413', '415', ...ANY];
+
 // Every flag and admin endpoint, with every status it can answer: the document must list each one.
 const FLAG_OPERATIONS: [string, string, string[]][] = [
-  ['post', '/v1/flags', ['201', '400', '401', '403', '409']],
-  ['get', '/v1/flags', ['200', '400', '401', '403']],
-  ['get', '/v1/flags/{flagId}', ['200', '400', '401', '403', '404']],
-  ['patch', '/v1/flags/{flagId}', ['200', '400', '401', '403', '404', '409']],
-  ['delete', '/v1/flags/{flagId}', ['204', '400', '401', '403', '404']],
-  ['get', '/v1/flags/config', ['200', '304', '401', '403', '429']],
-  ['get', '/v1/flags/quota', ['200', '401', '403']],
-  ['get', '/v1/flags/audit', ['200', '400', '401', '403']],
+  ['post', '/v1/flags', ['201', '401', '403', '409', ...BODY]],
+  ['get', '/v1/flags', ['200', '400', '401', '403', ...ANY]],
+  ['get', '/v1/flags/{flagId}', ['200', '400', '401', '403', '404', ...ANY]],
+  ['patch', '/v1/flags/{flagId}', ['200', '401', '403', '404', '409', ...BODY]],
+  ['delete', '/v1/flags/{flagId}', ['204', '401', '403', '404', ...BODY]],
+  ['get', '/v1/flags/config', ['200', '304', '401', '403', '429', ...ANY]],
+  ['get', '/v1/flags/quota', ['200', '401', '403', ...ANY]],
+  ['get', '/v1/flags/audit', ['200', '400', '401', '403', ...ANY]],
 ];
 
 const ADMIN_OPERATIONS: [string, string, string[]][] = [
-  ['post', '/v1/admin/organizations', ['201', '400', '401']],
-  ['patch', '/v1/admin/organizations/{orgId}', ['200', '400', '401', '404']],
-  ['post', '/v1/admin/organizations/{orgId}/api-keys', ['201', '400', '401', '404']],
-  ['delete', '/v1/admin/organizations/{orgId}/api-keys/{keyId}', ['204', '400', '401', '404']],
-  ['post', '/v1/admin/organizations/{orgId}/subscriptions', ['201', '400', '401', '404']],
-  ['delete', '/v1/admin/organizations/{orgId}/subscriptions/{subscriptionId}', ['204', '400', '401', '404']],
+  ['post', '/v1/admin/organizations', ['201', '401', ...BODY]],
+  ['patch', '/v1/admin/organizations/{orgId}', ['200', '401', '404', ...BODY]],
+  ['post', '/v1/admin/organizations/{orgId}/api-keys', ['201', '401', '404', ...BODY]],
+  ['delete', '/v1/admin/organizations/{orgId}/api-keys/{keyId}', ['204', '401', '404', ...BODY]],
+  ['post', '/v1/admin/organizations/{orgId}/subscriptions', ['201', '401', '404', ...BODY]],
+  ['delete', '/v1/admin/organizations/{orgId}/subscriptions/{subscriptionId}', ['204', '401', '404', ...BODY]],
 ];
 
 describe('OpenAPI document', () => {
@@ -68,5 +73,25 @@ describe('OpenAPI document', () => {
       ['action', 'actorId', 'actorType', 'after', 'before', 'createdAt', 'flagId', 'flagKey', 'id'].sort(),
     );
     expect(Object.keys(schemas.ApiErrorDto.properties!).sort()).toEqual(['error', 'message', 'statusCode']);
+  });
+
+  it('documents a flag value as any JSON value, and the fields that can be null as nullable', () => {
+    type Schema = { type?: string; nullable?: boolean; oneOf?: Schema[] };
+    const property = (schema: string, name: string) => (schemas[schema].properties as Record<string, Schema>)[name];
+    for (const [schema, name] of [
+      ['FeatureFlagDto', 'value'],
+      ['FlagConfigEntryDto', 'value'],
+      ['FlagSnapshotDto', 'value'],
+      ['CreateFlagDto', 'value'],
+      ['UpdateFlagDto', 'value'],
+    ]) {
+      const value = property(schema, name);
+      // A `type` beside the oneOf would make generated clients refuse every value that is not of that type.
+      expect(value.type).toBeUndefined();
+      expect(value.oneOf!.map((branch) => branch.type).sort()).toEqual(['array', 'boolean', 'number', 'object', 'string']);
+      expect(value.oneOf!.find((branch) => branch.type === 'object')!.nullable).toBe(true);
+    }
+    for (const name of ['before', 'after', 'flagId', 'flagKey', 'actorId']) expect(property('FeatureFlagAuditEntryDto', name).nullable).toBe(true);
+    expect(property('FeatureFlagDto', 'description').nullable).toBe(true);
   });
 });

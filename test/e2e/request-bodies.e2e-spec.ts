@@ -80,4 +80,10 @@ describe('request bodies', () => {
       .send(JSON.stringify({ key: 'k2', name: 'n', type: 'boolean', value: true }))
       .expect(201);
   });
+
+  it('leaves a body on a GET unread: it means nothing there, and is never an error the route does not document', async () => {
+    await createFlag(t, org.key, { key: 'listed' });
+    const listed = await api(t, org.key).get('/flags').set('Content-Type', 'text/plain').send('{"not": json').expect(200);
+    expect(listed.body.results.map((flag: { key: string }) => flag.key)).toEqual(['listed']);
+  });
 });

@@ -8,6 +8,7 @@ import { AppModule } from '../../src/app.module';
 import { configureApp } from '../../src/app.setup';
 import { freePort } from '../../src/common/free-port';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
+import { recordExchanges } from './contract';
 import { createTestDatabase } from './test-database';
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -51,6 +52,8 @@ export async function createTestApp(
   const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: ['error', 'warn'] });
   configureApp(app, config, options);
   await app.init();
+  // Every answer this app gives is checked against its own /docs-json after each test (contract-check.ts).
+  const exchanges = recordExchanges(app.getHttpServer());
   await app.listen(port, '127.0.0.1');
   const db = new Client({ connectionString: databaseUrl });
   db.on('error', () => undefined); // a test that stops its database server cuts this connection too
@@ -64,9 +67,11 @@ export async function createTestApp(
     databaseUrl,
     close: async () => {
       await db.end();
+      const mismatches = await exchanges.verify(true);
       await app.close();
       await database?.drop();
       rmSync(dataDir, { recursive: true, force: true });
+      if (mismatches.length > 0) throw new Error(`Answers that do not match /docs-json:\n${mismatches.join('\n')}`);
     },
   };
 }

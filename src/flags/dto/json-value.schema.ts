@@ -1,9 +1,19 @@
 import { ApiPropertyOptions } from '@nestjs/swagger';
 
-/** OpenAPI schema of a JsonValue: any JSON value; its shape must match the flag's type. */
+/**
+ * OpenAPI schema of a JsonValue: any JSON value, `null` included; its shape must match the flag's type.
+ * There is deliberately no `type` beside the `oneOf` (a generated client would then refuse `true` or `3`).
+ * OpenAPI 3.0 has no null type, so null is allowed by the object branch (`nullable`), the one branch a
+ * null can match; every other value matches exactly one branch.
+ */
 export const JSON_VALUE_SCHEMA: ApiPropertyOptions = {
-  description: 'Any JSON value; must match `type` (boolean, string, finite number, or any JSON). At most 4 KB serialized and 4 levels deep.',
-  nullable: true,
-  oneOf: [{ type: 'boolean' }, { type: 'string' }, { type: 'number' }, { type: 'object' }, { type: 'array', items: {} }],
+  description: 'Any JSON value; must match `type` (boolean, string, finite number, or any JSON, null included). At most 4 KB serialized and 4 levels deep.',
+  oneOf: [
+    { type: 'boolean' },
+    { type: 'string' },
+    { type: 'number' },
+    { type: 'object', additionalProperties: true, nullable: true },
+    { type: 'array', items: {} },
+  ],
   example: true,
 };

@@ -1,4 +1,4 @@
-import { Controller, Get, Head, HttpStatus, Param, Req, Res } from '@nestjs/common';
+import { applyDecorators, Controller, Get, Head, HttpStatus, Param, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { pipeline } from 'node:stream/promises';
@@ -16,25 +16,34 @@ export class CdnController {
 
   @Get(':organizationId/:mediaId')
   @ApiOperation({ summary: 'Download a complete file (supports If-None-Match and a single Range)' })
-  @ApiParam({ name: 'organizationId', format: 'uuid' })
-  @ApiParam({ name: 'mediaId', format: 'uuid' })
-  @ApiProduces('*/*')
-  @ApiResponse({ status: 200, description: 'The file, with Content-Type, Content-Length, a strong ETag and Cache-Control immutable' })
-  @ApiResponse({ status: 206, description: 'The requested byte range, with Content-Range' })
-  @ApiResponse({ status: 304, description: 'If-None-Match matched the ETag' })
-  @ApiStorageErrors(
-    [HttpStatus.NOT_FOUND, 'NOT_FOUND: unknown, pending or deleted file'],
-    [HttpStatus.REQUESTED_RANGE_NOT_SATISFIABLE, 'RANGE_NOT_SATISFIABLE: the range starts past the end'],
-  )
+  @CdnResponses()
   async download(@Param('organizationId') organizationId: string, @Param('mediaId') mediaId: string, @Req() request: Request, @Res() response: Response): Promise<void> {
     send(response, await this.cdn.read(organizationId, mediaId, cdnRequest(request)));
   }
 
   @Head(':organizationId/:mediaId')
   @ApiOperation({ summary: 'The headers of a download, without the body' })
+  @CdnResponses()
   async head(@Param('organizationId') organizationId: string, @Param('mediaId') mediaId: string, @Req() request: Request, @Res() response: Response): Promise<void> {
     send(response, await this.cdn.read(organizationId, mediaId, cdnRequest(request)));
   }
+}
+
+/** GET and HEAD answer alike (HEAD without the body): same statuses, same headers. */
+function CdnResponses() {
+  const file = { type: 'string', format: 'binary' } as const;
+  return applyDecorators(
+    ApiParam({ name: 'organizationId', format: 'uuid' }),
+    ApiParam({ name: 'mediaId', format: 'uuid' }),
+    ApiProduces('*/*'),
+    ApiResponse({ status: 200, schema: file, description: 'The file, with its stored Content-Type, Content-Length, a strong ETag and Cache-Control immutable' }),
+    ApiResponse({ status: 206, schema: file, description: 'The requested byte range, with Content-Range' }),
+    ApiResponse({ status: 304, description: 'If-None-Match matched the ETag' }),
+    ApiStorageErrors(
+      [HttpStatus.NOT_FOUND, 'NOT_FOUND: unknown, pending or deleted file'],
+      [HttpStatus.REQUESTED_RANGE_NOT_SATISFIABLE, 'RANGE_NOT_SATISFIABLE: the range starts past the end'],
+    ),
+  );
 }
 
 function cdnRequest(request: Request): CdnRequest {

@@ -1,0 +1,40 @@
+import type { OpenAPIObject } from '@nestjs/swagger';
+import { UPLOAD_ROUTE } from '../storage/storage-routes';
+import { errorShapeFor } from './filters/api-exception.filter';
+import { JSON_BODY_LIMIT } from './json-body';
+
+type Responses = Record<string, { description: string; content?: Record<string, { schema: object }> }>;
+
+/** Methods whose bodies jsonBody() parses (it leaves GET, HEAD and OPTIONS bodies unread). */
+const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete']);
+
+/**
+ * Adds the answers that do not come from any one controller to every operation they can reach:
+ * - the body parser's, raised before routing on a method that carries a body (malformed JSON, too large,
+ *   not JSON), everywhere but the upload host, whose bodies are file bytes;
+ * - 503 when the database is unreachable, and 500 for a fault no input can cause (logged with X-Request-Id).
+ * Each is documented with the error body its path answers in (the storage shape under the storage paths).
+ * A status an operation already documents keeps its own description.
+ */
+export function addCommonResponses(document: OpenAPIObject, storagePaths: readonly string[]): OpenAPIObject {
+  for (const [path, item] of Object.entries(document.paths)) {
+    const shape = errorShapeFor(path, storagePaths);
+    const schema = { $ref: `#/components/schemas/${shape === 'storage' ? 'StorageErrorDto' : 'ApiErrorDto'}` };
+    const error = (description: string) => ({ description, content: { 'application/json': { schema } } });
+    const isUpload = path === `/${UPLOAD_ROUTE}` || path.startsWith(`/${UPLOAD_ROUTE}/`);
+    for (const [method, operation] of Object.entries(item as Record<string, { responses: Responses }>)) {
+      if (!operation?.responses) continue;
+      const add = (status: number, description: string) => {
+        operation.responses[String(status)] ??= error(description);
+      };
+      if (BODY_METHODS.has(method) && !isUpload) {
+        add(400, 'The request body is not valid JSON, or a field is invalid (the message names it)');
+        add(413, `The request body is larger than ${JSON_BODY_LIMIT}`);
+        add(415, 'The request has a body that is not JSON: send Content-Type: application/json');
+      }
+      add(500, 'An unexpected fault (never an answer to bad input); logged with the X-Request-Id');
+      add(503, 'A backing service (the database) is unreachable; retry shortly');
+    }
+  }
+  return document;
+}

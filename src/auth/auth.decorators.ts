@@ -1,4 +1,4 @@
-import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
+import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata, Type } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiBearerAuth, ApiForbiddenResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import { ApiErrorDto } from '../common/dto/api-error.dto';
 import { Permission } from '../organizations/permission';
@@ -11,13 +11,26 @@ export type Access = 'public' | 'admin';
 export const API_KEY_SECURITY = 'apiKey';
 export const ADMIN_SECURITY = 'adminToken';
 
-/** The route needs an API key carrying this permission; also documents bearer auth, 401 and 403. */
-export function RequirePermission(permission: Permission) {
+/** How a route's 401 and 403 are documented; the defaults are the flag API's. */
+export interface AuthErrorDocs {
+  /** The error body (the storage routes answer in their own shape). */
+  type?: Type<unknown>;
+  unauthorized?: string;
+  /** When the route refuses more than a missing permission with 403 (a locked flag, say). */
+  forbidden?: string;
+}
+
+/**
+ * The route needs an API key carrying this permission; also documents bearer auth, 401 and 403. A route
+ * documents those two statuses here only: Swagger joins two descriptions of one status into one.
+ */
+export function RequirePermission(permission: Permission, docs: AuthErrorDocs = {}) {
+  const type = docs.type ?? ApiErrorDto;
   return applyDecorators(
     SetMetadata(PERMISSION_KEY, permission),
     ApiBearerAuth(API_KEY_SECURITY),
-    ApiUnauthorizedResponse({ type: ApiErrorDto, description: 'Missing, unknown or revoked API key' }),
-    ApiForbiddenResponse({ type: ApiErrorDto, description: `The API key lacks ${permission}` }),
+    ApiUnauthorizedResponse({ type, description: docs.unauthorized ?? 'Missing, unknown or revoked API key' }),
+    ApiForbiddenResponse({ type, description: docs.forbidden ?? `The API key lacks ${permission}` }),
   );
 }
 

@@ -3,7 +3,6 @@ import {
   ApiBadRequestResponse,
   ApiConflictResponse,
   ApiCreatedResponse,
-  ApiForbiddenResponse,
   ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
@@ -57,12 +56,11 @@ export class FlagsController {
   }
 
   @Patch(':flagId')
-  @RequirePermission(Permission.FLAGS_WRITE)
+  @RequirePermission(Permission.FLAGS_WRITE, { forbidden: 'The key lacks FLAGS_WRITE, or the flag is locked' })
   @AuditedFlagWrite()
   @ApiOperation({ summary: 'Change a flag: send only what changes; the key is immutable' })
   @ApiOkResponse({ type: FeatureFlagDto })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: 'Validation failed, or type and value not sent together' })
-  @ApiForbiddenResponse({ type: ApiErrorDto, description: 'The key lacks FLAGS_WRITE, or the flag is locked' })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such flag in this organization' })
   @ApiConflictResponse({ type: ApiErrorDto, description: 'Value change of an archived flag' })
   update(

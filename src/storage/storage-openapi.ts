@@ -34,14 +34,14 @@ export function ApiStorageErrors(...statuses: Array<[HttpStatus, string?]>) {
   );
 }
 
-/**
- * RequirePermission for a storage route. RequirePermission documents its 401 and 403 with the flag API's
- * error body, and of two response decorators for one status the one applied last wins; applying the
- * storage 401/403 here, always after it, keeps the document the same wherever this sits on the route.
- */
+/** RequirePermission for a storage route: its 401 and 403 in the storage error shape. */
 export function RequireStoragePermission(permission: Permission) {
   return applyDecorators(
-    RequirePermission(permission),
-    ApiStorageErrors([HttpStatus.UNAUTHORIZED], [HttpStatus.FORBIDDEN, 'FORBIDDEN: the API key lacks the permission']),
+    ApiExtraModels(StorageErrorDto),
+    RequirePermission(permission, {
+      type: StorageErrorDto,
+      unauthorized: 'UNAUTHORIZED: missing, unknown or revoked API key',
+      forbidden: `FORBIDDEN: the API key lacks ${permission}`,
+    }),
   );
 }

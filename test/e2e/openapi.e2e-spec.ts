@@ -62,6 +62,17 @@ describe('OpenAPI document', () => {
     }
   });
 
+  it('describes each status once (two decorators for one status would be joined into one muddled text)', () => {
+    const joined = Object.entries(paths).flatMap(([path, item]) =>
+      Object.entries(item).flatMap(([method, operation]) =>
+        Object.entries(operation.responses)
+          .filter(([, response]) => /\n\n/.test((response as { description?: string }).description ?? ''))
+          .map(([status]) => `${method} ${path} ${status}`),
+      ),
+    );
+    expect(joined).toEqual([]);
+  });
+
   it('describes the flag, quota, config and audit bodies field by field', () => {
     expect(Object.keys(schemas.FeatureFlagDto.properties!).sort()).toEqual(
       ['archived', 'createdAt', 'description', 'id', 'key', 'locked', 'name', 'runtime', 'type', 'updatedAt', 'value'].sort(),

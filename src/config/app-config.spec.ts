@@ -15,7 +15,9 @@ describe('loadConfig', () => {
     expect(config.s3).toBeUndefined();
     expect(config.configRateLimitPerMinute).toBe(1200);
     expect(config.corsOrigins).toBeUndefined();
-    expect(config.storage).toEqual({ defaultAllocationBytes: 1024 ** 3, maxUploadBytes: 100 * 1024 ** 2 });
+    expect(config.storage).toEqual({ defaultAllocationBytes: 1024 ** 3, maxUploadBytes: 100 * 1024 ** 2, enforceAllocation: false });
+    expect(config.apiRateLimitPerMinute).toBe(3000);
+    expect(config.authFailuresPerMinute).toBe(300);
   });
 
   it('derives URLs from PUBLIC_URL and CDN_URL', () => {
@@ -34,6 +36,11 @@ describe('loadConfig', () => {
     [{ PUBLIC_URL: 'ftp://x' }, 'PUBLIC_URL'],
     [{ REDIS_URL: 'http://x' }, 'REDIS_URL'],
     [{ ADMIN_TOKEN: 'short' }, 'ADMIN_TOKEN'],
+    [{ ADMIN_TOKEN: 'x'.repeat(31) }, 'ADMIN_TOKEN'],
+    [{ UPLOAD_SIGNING_SECRET: 'y'.repeat(31) }, 'UPLOAD_SIGNING_SECRET'],
+    [{ API_RATE_LIMIT_PER_MINUTE: '0' }, 'API_RATE_LIMIT_PER_MINUTE'],
+    [{ AUTH_FAILURES_PER_MINUTE: 'many' }, 'AUTH_FAILURES_PER_MINUTE'],
+    [{ STORAGE_ENFORCE_ALLOCATION: 'yes' }, 'STORAGE_ENFORCE_ALLOCATION'],
     [{ MAX_UPLOAD_BYTES: '-1' }, 'MAX_UPLOAD_BYTES'],
     [{ S3_ENDPOINT: 'http://127.0.0.1:9000' }, 'S3_ACCESS_KEY'],
     [{ S3_REGION: 'eu-west-1' }, 'S3_REGION'],
@@ -59,5 +66,11 @@ describe('loadConfig', () => {
       'https://game.example.com',
       'http://localhost:8080',
     ]);
+  });
+
+  it('takes secrets of 32 characters and STORAGE_ENFORCE_ALLOCATION as a boolean', () => {
+    expect(loadConfig({ ADMIN_TOKEN: 'x'.repeat(32) }).adminToken).toBe('x'.repeat(32));
+    expect(loadConfig({ STORAGE_ENFORCE_ALLOCATION: 'true' }).storage.enforceAllocation).toBe(true);
+    expect(loadConfig({ STORAGE_ENFORCE_ALLOCATION: '0' }).storage.enforceAllocation).toBe(false);
   });
 });

@@ -25,11 +25,20 @@ export interface AppConfig {
   /** Unset: generated once and kept in dataDir (see storage). */
   uploadSigningSecret?: string;
   configRateLimitPerMinute: number;
+  /** The per-key budget of every other route under base_url (the admin API aside). */
+  apiRateLimitPerMinute: number;
+  /** Requests with a missing or invalid key, per client address, before any of them reaches the database. */
+  authFailuresPerMinute: number;
   /** Origins the API (admin API excluded) answers cross-origin: a list, `*`, or unset for no CORS at all. */
   corsOrigins?: CorsOrigins;
   /** SIGTERM: how long requests in flight may take to finish before the process exits. */
   shutdownGraceSeconds: number;
-  storage: { defaultAllocationBytes: number; maxUploadBytes: number };
+  storage: {
+    defaultAllocationBytes: number;
+    maxUploadBytes: number;
+    /** The allocation as a hard limit: uploads that would pass it (complete plus pending bytes) answer 413. */
+    enforceAllocation: boolean;
+  };
 }
 
 export type CorsOrigins = '*' | readonly string[];
@@ -63,10 +72,13 @@ export function loadConfig(env: Env = process.env): AppConfig {
     uploadSigningSecret: secret(env, 'UPLOAD_SIGNING_SECRET'),
     configRateLimitPerMinute: integer(env, 'CONFIG_RATE_LIMIT_PER_MINUTE', 1200, 1, 1_000_000_000),
     corsOrigins: corsOrigins(env),
+    apiRateLimitPerMinute: integer(env, 'API_RATE_LIMIT_PER_MINUTE', 3000, 1, 1_000_000_000),
+    authFailuresPerMinute: integer(env, 'AUTH_FAILURES_PER_MINUTE', 300, 1, 1_000_000_000),
     shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 1, 3600),
     storage: {
       defaultAllocationBytes: integer(env, 'STORAGE_DEFAULT_ALLOCATION', 1024 ** 3, 0, Number.MAX_SAFE_INTEGER),
       maxUploadBytes: integer(env, 'MAX_UPLOAD_BYTES', 100 * 1024 ** 2, 1, Number.MAX_SAFE_INTEGER),
+      enforceAllocation: boolean(env, 'STORAGE_ENFORCE_ALLOCATION', false),
     },
   };
 }
@@ -125,10 +137,21 @@ function text(env: Env, name: string): string | undefined {
   return value ? value : undefined;
 }
 
+/** Tokens and secrets an attacker could try to guess: 32 characters or more. */
+export const MIN_SECRET_LENGTH = 32;
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = text(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigValidationError(name, `must be true or false, got "${raw}"`);
+}
+
 function secret(env: Env, name: string): string | undefined {
   const value = text(env, name);
-  if (value !== undefined && value.length < 16) {
-    throw new ConfigValidationError(name, 'must be at least 16 characters long');
+  if (value !== undefined && value.length < MIN_SECRET_LENGTH) {
+    throw new ConfigValidationError(name, `must be at least ${MIN_SECRET_LENGTH} characters long`);
   }
   return value;
 }

@@ -62,13 +62,13 @@ describe('booting the service', () => {
 
   it('serves with an embedded PostgreSQL, reuses it, and recovers after being killed', async () => {
     const port = await freePort();
-    const env = { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', ADMIN_TOKEN: 'boot-test-admin-token' };
+    const env = { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', ADMIN_TOKEN: 'boot-test-admin-token-0123456789abcdef' };
 
     const first = start(env);
     await waitForHealth(port, first);
     const created = await fetch(`http://127.0.0.1:${port}/v1/admin/organizations`, {
       method: 'POST',
-      headers: { Authorization: 'Bearer boot-test-admin-token', 'Content-Type': 'application/json' },
+      headers: { Authorization: 'Bearer boot-test-admin-token-0123456789abcdef', 'Content-Type': 'application/json' },
       body: JSON.stringify({ name: 'Persisted' }),
     });
     expect(created.status).toBe(201);
@@ -84,7 +84,7 @@ describe('booting the service', () => {
       await waitForHealth(port, second);
       const reused = await fetch(`http://127.0.0.1:${port}/v1/admin/organizations/${organization.id}`, {
         method: 'PATCH',
-        headers: { Authorization: 'Bearer boot-test-admin-token', 'Content-Type': 'application/json' },
+        headers: { Authorization: 'Bearer boot-test-admin-token-0123456789abcdef', 'Content-Type': 'application/json' },
         body: JSON.stringify({ storageAllocation: 1 }),
       });
       expect(reused.status).toBe(200);

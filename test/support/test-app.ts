@@ -11,7 +11,7 @@ import { AppConfig, loadConfig } from '../../src/config/app-config';
 import { recordExchanges } from './contract';
 import { createTestDatabase } from './test-database';
 
-export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789';
+export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdefghijkl';
 
 export interface TestApp {
   app: NestExpressApplication;

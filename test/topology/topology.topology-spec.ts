@@ -32,7 +32,7 @@ import {
  */
 
 const LIMIT = 1200;
-const ADMIN_TOKEN = 'topology-admin-token-0123456789';
+const ADMIN_TOKEN = 'topology-admin-token-0123456789abcdef';
 const UPLOAD_SIGNING_SECRET = 'topology-upload-signing-secret-0123456789';
 /** How soon another instance must hear of an edit or a revocation. */
 const HEARD_WITHIN_MS = 1_000;

@@ -10,6 +10,15 @@ describe('findRawInputProblem', () => {
     expect(findRawInputProblem({ value: { 'k\u0000': 1 } })).toBe('value.k\\u0000 (a key) must not contain the NUL character (\\u0000)');
   });
 
+  it('finds lone UTF-16 surrogates in strings and keys, and lets surrogate pairs through', () => {
+    expect(findRawInputProblem({ name: 'a\ud800' })).toBe(
+      'name must not contain a lone UTF-16 surrogate (\\ud800-\\udfff), which is not valid Unicode',
+    );
+    expect(findRawInputProblem({ value: ['\udfffx'] })).toMatch(/^value\[0\] must not contain a lone UTF-16 surrogate/);
+    expect(findRawInputProblem({ value: { ['k\udbff']: 1 } })).toMatch(/^value\.k\\udbff \(a key\) must not contain a lone UTF-16 surrogate/);
+    expect(findRawInputProblem({ name: '\ud83c\udfae pad', value: { '\u{1F3AE}': '\u{1F3AE}' } })).toBeNull();
+  });
+
   it(`refuses nesting deeper than ${MAX_INPUT_DEPTH} levels`, () => {
     const nest = (levels: number): unknown => {
       let value: unknown = 1;

@@ -86,4 +86,51 @@ describe('request bodies', () => {
     const listed = await api(t, org.key).get('/flags').set('Content-Type', 'text/plain').send('{"not": json').expect(200);
     expect(listed.body.results.map((flag: { key: string }) => flag.key)).toEqual(['listed']);
   });
+
+  describe('lone UTF-16 surrogates (JSON lets a client send "\\ud800"; it is not Unicode and PostgreSQL refuses it)', () => {
+    const LONE = '"a\\ud800b"';
+    const json = (call: request.Test, body: string) => call.set('Content-Type', 'application/json').send(body);
+
+    it.each([
+      ['value', `{"key":"k","name":"n","type":"string","value":${LONE}}`],
+      ['name', `{"key":"k","name":${LONE},"type":"boolean","value":true}`],
+      ['description', `{"key":"k","name":"n","description":${LONE},"type":"boolean","value":true}`],
+      ['value.nested[0]', `{"key":"k","name":"n","type":"json","value":{"nested":[${LONE}]}}`],
+    ])('refuses one in a created flag\'s %s with a 400 naming it, and stores nothing', async (field, body) => {
+      const response = await json(api(t, org.key).post('/flags'), body).expect(400);
+      expectApiError(response, 400, 'VALIDATION_ERROR', new RegExp(`^${field.replace(/[.[\]]/g, '\\$&')} must not contain a lone UTF-16 surrogate`));
+      const { rows } = await t.db.query('SELECT count(*)::int AS n FROM flags WHERE organization_id = $1', [org.id]);
+      expect(rows[0].n).toBe(0);
+    });
+
+    it('refuses one in a flag edit', async () => {
+      const flag = await createFlag(t, org.key, { key: 'k', type: 'string', value: 'before' });
+      const response = await json(api(t, org.key).patch(`/flags/${flag.id}`), `{"type":"string","value":${LONE}}`).expect(400);
+      expectApiError(response, 400, 'VALIDATION_ERROR', /^value must not contain a lone UTF-16 surrogate/);
+    });
+
+    it('refuses one in storage metadata, as a query parameter and as the multipart field', async () => {
+      const query = await request(t.http)
+        .get('/v1/storage/signed-url')
+        .query({ contentType: 'image/png', size: 3, metadata: '{"slot":"\\udc00"}' })
+        .set(bearer(org.key));
+      expectStorageError(query, 400, 'VALIDATION_ERROR', /must not contain a lone UTF-16 surrogate .*\("slot"\)$/);
+
+      const form = await request(t.http).get('/v1/storage/signed-url').set(bearer(org.key)).expect(200);
+      const upload = await request(form.body.url)
+        .post('')
+        .field('metadata', '{"slot":"\\ud800"}')
+        .attach('file', Buffer.from('abc'), { filename: 'save.dat', contentType: 'application/octet-stream' });
+      expectStorageError(upload, 400, 'VALIDATION_ERROR', /must not contain a lone UTF-16 surrogate .*\("slot"\)$/);
+      expect(await storedFiles()).toBe(0);
+    });
+
+    it('still accepts surrogate pairs (emoji) everywhere', async () => {
+      const created = await json(
+        api(t, org.key).post('/flags'),
+        '{"key":"k","name":"Pad \\ud83c\\udfae","type":"string","value":"\\ud83c\\udfae"}',
+      ).expect(201);
+      expect(created.body).toMatchObject({ name: 'Pad \u{1F3AE}', value: '\u{1F3AE}' });
+    });
+  });
 });

@@ -33,7 +33,16 @@ describe('metadata rules', () => {
   });
 
   it('refuses the NUL character in string values (jsonb cannot store it)', () => {
-    expect(fail({ note: 'a\u0000b' })).toMatch(/must not contain the NUL character \("note"\)/);
+    expect(fail({ note: 'a\u0000b' })).toMatch(/must not contain the NUL character \(\\u0000\) \("note"\)/);
+  });
+
+  it('refuses a lone UTF-16 surrogate in string values, as sent in a JSON escape, and keeps real pairs', () => {
+    expect(parseMetadata('{"note":"\\ud800"}')).toEqual({
+      ok: false,
+      message: expect.stringMatching(/must not contain a lone UTF-16 surrogate .* \("note"\)$/),
+    });
+    expect(parseMetadata('{"note":"x\\udc00"}').ok).toBe(false);
+    expect(parseMetadata('{"note":"\\ud83c\\udfae"}')).toEqual({ ok: true, metadata: { note: '\u{1F3AE}' } });
   });
 
   it('rejects values that are not string, number or boolean', () => {

@@ -1,3 +1,4 @@
+import { unstorableText } from '../../common/raw-input.pipe';
 import { StorageMetadata } from './storage-item';
 
 export const METADATA_MAX_KEYS = 10;
@@ -46,10 +47,9 @@ export function validateMetadata(value: unknown): MetadataResult {
       };
     }
     if (typeof item === 'string') {
-      // Stored in jsonb, which cannot hold the NUL character.
-      if (item.includes('\u0000')) {
-        return { ok: false, message: `metadata string values must not contain the NUL character ("${key}")` };
-      }
+      // Stored in jsonb: the same text rules as every other input (no NUL, no lone surrogate).
+      const reason = unstorableText(item);
+      if (reason) return { ok: false, message: `metadata string values must not contain ${reason} ("${key}")` };
       if (item.length > METADATA_MAX_STRING_LENGTH) {
         return {
           ok: false,

@@ -5,6 +5,7 @@ import {
   bytes,
   createStorageTestApp,
   DRIVERS,
+  pathOf,
   signedUrl,
   storedObject,
   StorageTestApp,
@@ -67,6 +68,14 @@ describe.each(DRIVERS)('storage API (%s driver)', (driver) => {
       expect(row.upload_expires_at.toISOString()).toBe(response.body.expiresAt);
     });
 
+    it('accepts quoted parameter values of visible ASCII, and the upload sends the same type', async () => {
+      const org = await createOrganization(t);
+      const contentType = 'text/plain; charset="utf-8"; name="a;b"';
+      const response = await api(org).get('/signed-url').query({ contentType, size: 2 }).expect(200);
+      expect((await rows(org.id))[0].content_type).toBe('text/plain;charset="utf-8";name="a;b"');
+      await request(t.http).put(pathOf(response.body.url)).set('Content-Type', contentType).send(Buffer.from('hi')).expect(200);
+    });
+
     it('derives the kind from the content type', async () => {
       const org = await createOrganization(t);
       for (const contentType of ['video/mp4', 'audio/ogg', 'application/pdf', 'image/webp']) {
@@ -82,6 +91,12 @@ describe.each(DRIVERS)('storage API (%s driver)', (driver) => {
       [/size/, { contentType: 'image/png', size: '1.5' }],
       [/size/, { contentType: 'image/png', size: 'abc' }],
       [/contentType must be a MIME type/, { contentType: 'png', size: 1 }],
+      // Quoted parameter values take visible ASCII only: no control characters, no DEL, nothing beyond ASCII.
+      [/^contentType must be a MIME type/, { contentType: 'text/plain; charset="utf\u00018"', size: 1 }],
+      [/^contentType must be a MIME type/, { contentType: 'text/plain; charset="utf\u001b[2J"', size: 1 }],
+      [/^contentType must be a MIME type/, { contentType: 'text/plain; charset="a\tb"', size: 1 }],
+      [/^contentType must be a MIME type/, { contentType: 'text/plain; charset="utf\u007f8"', size: 1 }],
+      [/^contentType must be a MIME type/, { contentType: 'text/plain; name="caf\u00e9"', size: 1 }],
       [/metadata requires contentType and size/, { metadata: '{"a":1}' }],
       [/metadata must be a JSON-encoded object/, { contentType: 'image/png', size: 1, metadata: 'not json' }],
       [/at most 10 keys/, { contentType: 'image/png', size: 1, metadata: JSON.stringify(Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`k${i}`, i]))) }],

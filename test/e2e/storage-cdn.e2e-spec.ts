@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import request from 'supertest';
 import { objectKeyFor } from '../../src/storage/object-store/object-store';
-import { StorageSweeper } from '../../src/storage/sweeper/storage-sweeper';
+import { NONCE_CLOCK_SKEW_MS, StorageSweeper } from '../../src/storage/sweeper/storage-sweeper';
 import { bearer, createOrganization } from '../factories/organizations.factory';
 import {
   bytes,
@@ -148,10 +148,13 @@ describe.each(DRIVERS)('CDN route and sweeper (%s driver)', (driver) => {
       const later = await sweeper.sweep(new Date(Date.now() + 16 * 60_000));
       // The sweep covers every organization (other tests' pending items too), so check this one's rows.
       expect(later.expiredItems).toBeGreaterThanOrEqual(1);
-      expect(later.expiredNonces).toBeGreaterThanOrEqual(1);
       const ids = (await t.db.query('SELECT id FROM storage_items WHERE organization_id = $1', [org.id])).rows.map((row) => row.id);
       expect(ids).not.toContain(expired.mediaId);
       expect(ids).toEqual(expect.arrayContaining([kept.id, inFlight.mediaId]));
+      // The spent nonce outlives its URL by the 5-minute clock-skew margin.
+      expect((await t.db.query('SELECT * FROM storage_upload_nonces WHERE organization_id = $1', [org.id])).rows).toHaveLength(1);
+      const pastMargin = await sweeper.sweep(new Date(Date.now() + 21 * 60_000));
+      expect(pastMargin.expiredNonces).toBeGreaterThanOrEqual(1);
       expect((await t.db.query('SELECT * FROM storage_upload_nonces WHERE organization_id = $1', [org.id])).rows).toEqual([]);
 
       // Two hours on: the orphan is old enough to be collected; files with rows stay.
@@ -162,6 +165,32 @@ describe.each(DRIVERS)('CDN route and sweeper (%s driver)', (driver) => {
       await request(t.http).get(pathOf(kept.mediaUrl)).expect(200);
       expect(muchLater.temporaryFiles).toBe(1);
       expect(await temporaryFiles(t)).toEqual([]);
+    });
+
+    it('keeps a spent nonce until 5 minutes past its expiry, so an instance whose clock is behind cannot reopen the URL', async () => {
+      // The sweeper runs on an injected clock; the app answering uploads keeps the real one, which is behind it.
+      const org = await createOrganization(t);
+      const sweeper = t.app.get(StorageSweeper);
+      const signed = await signedUrl(t, org);
+      await post(t, signed.url, bytes(5)).expect(201);
+      const expiresAt = Date.parse(signed.expiresAt);
+      const nonces = async () => (await t.db.query('SELECT nonce FROM storage_upload_nonces WHERE organization_id = $1', [org.id])).rowCount;
+
+      // Expired by a second, then by 4 min 59 s, on the sweeper's clock: the nonce stays, so a replay to an
+      // instance whose clock still reads the URL as valid is a 409, never a second upload.
+      for (const late of [1_000, NONCE_CLOCK_SKEW_MS - 1_000]) {
+        await sweeper.sweep(new Date(expiresAt + late));
+        expect(await nonces()).toBe(1);
+        const replay = await post(t, signed.url, bytes(5));
+        expect(replay.status).toBe(409);
+        expect(replay.body.error.code).toBe('CONFLICT');
+      }
+      expect((await t.db.query('SELECT 1 FROM storage_items WHERE organization_id = $1', [org.id])).rowCount).toBe(1);
+
+      // Past the margin it goes.
+      const report = await sweeper.sweep(new Date(expiresAt + NONCE_CLOCK_SKEW_MS + 1_000));
+      expect(report.expiredNonces).toBeGreaterThanOrEqual(1);
+      expect(await nonces()).toBe(0);
     });
 
     it('an upload to a swept URL answers 404', async () => {

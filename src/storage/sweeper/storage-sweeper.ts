@@ -8,6 +8,12 @@ export const SWEEP_INTERVAL_MS = 60_000;
  * (a non-allocated upload inserts its row right after the store commits), so the orphan pass leaves it.
  */
 export const ORPHAN_GRACE_MS = 60 * 60 * 1000;
+/**
+ * A spent nonce is kept this long past its URL's expiry. Instances check expiry on their own clocks, so an
+ * instance whose clock runs behind the sweeper's still takes the URL as valid for a while after the sweeper
+ * thinks it expired; while the nonce is kept, that instance still answers 409 to a replay.
+ */
+export const NONCE_CLOCK_SKEW_MS = 5 * 60 * 1000;
 /** A claim this old belongs to an upload whose process died: its pending item may be swept once expired. */
 export const STALE_CLAIM_MS = 60 * 60 * 1000;
 const BATCH = 500;
@@ -21,7 +27,8 @@ export interface SweepReport {
 
 /**
  * Restores "the database and the store agree" after anything that broke it: pending items whose URL
- * expired unused (row first, then bytes, like every delete), nonces of expired URLs, objects without a row
+ * expired unused (row first, then bytes, like every delete), nonces of URLs expired for more than the
+ * clock-skew margin, objects without a row
  * (a crash between a row delete and its object delete, or between an upload's commit and its row), and
  * temp files of uploads that died. Every step is idempotent, so instances may sweep concurrently.
  */
@@ -65,7 +72,7 @@ export class StorageSweeper implements OnApplicationBootstrap, OnApplicationShut
       report.expiredItems += keys.length;
       if (keys.length < BATCH) break;
     }
-    report.expiredNonces = await this.repository.deleteExpiredNonces(now);
+    report.expiredNonces = await this.repository.deleteExpiredNonces(new Date(now.getTime() - NONCE_CLOCK_SKEW_MS));
 
     const orphanBefore = new Date(now.getTime() - ORPHAN_GRACE_MS);
     let candidates: string[] = [];

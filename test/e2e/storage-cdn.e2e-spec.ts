@@ -63,6 +63,41 @@ describe.each(DRIVERS)('CDN route and sweeper (%s driver)', (driver) => {
       expect(head.text ?? '').toBe('');
     });
 
+    it('serves HTML, SVG and other non-media as attachments, images, audio and video inline; nosniff and the CSP on all', async () => {
+      const org = await createOrganization(t);
+      const html = Buffer.from('<!doctype html><script>fetch("/v1/flags").then(r => r.text()).then(alert)</script>');
+      const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(document.domain)</script></svg>');
+      const cases: Array<[string, Buffer, string | undefined]> = [
+        ['text/html', html, 'attachment'],
+        ['text/html;charset=utf-8', html, 'attachment'],
+        ['image/svg+xml', svg, 'attachment'],
+        ['application/xhtml+xml', html, 'attachment'],
+        ['application/pdf', bytes(50), 'attachment'],
+        ['text/plain', bytes(50), 'attachment'],
+        ['image/png', bytes(50), undefined],
+        ['audio/ogg', bytes(50), undefined],
+        ['video/mp4', bytes(50), undefined],
+      ];
+      for (const [contentType, body, disposition] of cases) {
+        const item = await uploadFile(t, org, body, contentType);
+        for (const response of [
+          await binary(request(t.http).get(pathOf(item.mediaUrl))).expect(200),
+          await request(t.http).head(pathOf(item.mediaUrl)).expect(200),
+          await binary(request(t.http).get(pathOf(item.mediaUrl)).set('Range', 'bytes=0-9')).expect(206),
+        ]) {
+          expect({ contentType, disposition: response.headers['content-disposition'] }).toEqual({ contentType, disposition });
+          expect(response.headers['content-type']).toBe(contentType);
+          expect(response.headers['x-content-type-options']).toBe('nosniff');
+          expect(response.headers['content-security-policy']).toBe("default-src 'none'; sandbox");
+        }
+      }
+      // A non-allocated upload takes its type from the file part: the same rule applies.
+      const signed = await signedUrl(t, org);
+      const posted = await post(t, signed.url, svg, { filename: 'x.svg', contentType: 'image/svg+xml' }).expect(201);
+      const download = await request(t.http).get(pathOf(posted.body.mediaUrl)).expect(200);
+      expect(download.headers['content-disposition']).toBe('attachment');
+    });
+
     it('answers 304 to a matching If-None-Match, repeating ETag and Cache-Control', async () => {
       const org = await createOrganization(t);
       const item = await uploadFile(t, org, bytes(100), 'image/png');

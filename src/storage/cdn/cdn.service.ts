@@ -4,6 +4,7 @@ import { ifNoneMatchMatches } from '../../common/etag';
 import { StorageRepository } from '../items/storage.repository';
 import { isUuid, OBJECT_STORE, ObjectStore } from '../object-store/object-store';
 import { StorageErrors } from '../storage.errors';
+import { contentDisposition } from './content-disposition';
 import { decideRange, ifRangeAllowsRange } from './http-range';
 
 export interface CdnRequest {
@@ -42,13 +43,17 @@ export class CdnService {
       'Cache-Control': 'public, max-age=31536000, immutable',
       'Last-Modified': (item.completedAt ?? item.createdAt).toUTCString(),
       'Accept-Ranges': 'bytes',
-      // Files are whatever users uploaded, served from the API's origin: never sniffed, never run as a page.
+      // Files are whatever users uploaded, served from the API's origin: never sniffed, never run as a page
+      // (the CSP for browsers that honour its sandbox, Content-Disposition below for the rest).
       'X-Content-Type-Options': 'nosniff',
       'Content-Security-Policy': "default-src 'none'; sandbox",
     };
     if (ifNoneMatchMatches(request.ifNoneMatch, item.checksum)) return { status: 304, headers };
 
     headers['Content-Type'] = item.contentType;
+    // Anything but passive media is a download, so an uploaded page or SVG never renders on this origin.
+    const disposition = contentDisposition(item.contentType);
+    if (disposition) headers['Content-Disposition'] = disposition;
     const decision = ifRangeAllowsRange(request.ifRange, etag) ? decideRange(request.range, item.size) : { kind: 'full' as const };
     if (decision.kind === 'unsatisfiable') {
       throw Object.assign(StorageErrors.rangeNotSatisfiable(item.size), {

@@ -11,6 +11,7 @@ describe('loadConfig', () => {
       cdnUrl: 'http://localhost:3000',
     });
     expect(config.databaseUrl).toBeUndefined();
+    expect(config.databaseMigrationUrl).toBeUndefined();
     expect(config.adminToken).toBeUndefined();
     expect(config.s3).toBeUndefined();
     expect(config.configRateLimitPerMinute).toBe(1200);
@@ -33,6 +34,8 @@ describe('loadConfig', () => {
     [{ CONFIG_RATE_LIMIT_PER_MINUTE: '0' }, 'CONFIG_RATE_LIMIT_PER_MINUTE'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
     [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'postgres://app@db/flagstore', DATABASE_MIGRATION_URL: 'mysql://owner@db/flagstore' }, 'DATABASE_MIGRATION_URL'],
+    [{ DATABASE_MIGRATION_URL: 'postgres://owner@db/flagstore' }, 'DATABASE_MIGRATION_URL'],
     [{ PUBLIC_URL: 'ftp://x' }, 'PUBLIC_URL'],
     [{ REDIS_URL: 'http://x' }, 'REDIS_URL'],
     [{ ADMIN_TOKEN: 'short' }, 'ADMIN_TOKEN'],
@@ -53,6 +56,12 @@ describe('loadConfig', () => {
   ])('rejects %j naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigValidationError);
     expect(() => loadConfig(env)).toThrow(new RegExp(`^Invalid configuration: ${variable} `));
+  });
+
+  it('takes the owner URL for migrations beside DATABASE_URL', () => {
+    const config = loadConfig({ DATABASE_URL: 'postgres://app@db/flagstore', DATABASE_MIGRATION_URL: 'postgresql://owner@db/flagstore' });
+    expect(config.databaseUrl).toBe('postgres://app@db/flagstore');
+    expect(config.databaseMigrationUrl).toBe('postgresql://owner@db/flagstore');
   });
 
   it('takes a complete S3 configuration, defaulting the region', () => {

@@ -9,6 +9,11 @@ export interface AppConfig {
   dataDir: string;
   /** Unset: an embedded PostgreSQL is started under dataDir. */
   databaseUrl?: string;
+  /**
+   * With databaseUrl: the role that owns the schema, which runs the migrations (and grants the service role what
+   * it needs) while the service itself connects as databaseUrl's role. Unset: migrations run as databaseUrl.
+   */
+  databaseMigrationUrl?: string;
   /** Unset: every admin call answers 401. */
   adminToken?: string;
   urls: {
@@ -65,6 +70,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     http: { port, host },
     dataDir: resolve(text(env, 'DATA_DIR') ?? './data'),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databaseMigrationUrl: databaseMigrationUrl(env),
     adminToken: secret(env, 'ADMIN_TOKEN'),
     urls: { publicUrl, baseUrl: `${publicUrl}/v1`, uploadUrl: `${publicUrl}/upload`, cdnUrl },
     s3: s3Config(env),
@@ -81,6 +87,18 @@ export function loadConfig(env: Env = process.env): AppConfig {
       enforceAllocation: boolean(env, 'STORAGE_ENFORCE_ALLOCATION', false),
     },
   };
+}
+
+/** The owner's URL makes sense only beside DATABASE_URL: the embedded database creates both roles itself. */
+function databaseMigrationUrl(env: Env): string | undefined {
+  const value = url(env, 'DATABASE_MIGRATION_URL', ['postgres:', 'postgresql:']);
+  if (value !== undefined && text(env, 'DATABASE_URL') === undefined) {
+    throw new ConfigValidationError(
+      'DATABASE_MIGRATION_URL',
+      'needs DATABASE_URL as well (the embedded database creates its owner and service roles itself)',
+    );
+  }
+  return value;
 }
 
 function s3Config(env: Env): AppConfig['s3'] {

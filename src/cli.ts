@@ -11,6 +11,7 @@ import { DomainError } from './common/domain-error';
 import { codeForStatus } from './common/filters/error-body';
 import { describeValidationErrors } from './common/validation';
 import { AppConfig, ConfigValidationError, loadConfig } from './config/app-config';
+import { DatabaseSetupError } from './database/database-setup-error';
 import { runningPostmaster } from './database/embedded-postgres';
 import { openDatabase } from './database/open-database';
 import {
@@ -291,7 +292,9 @@ function writeResult(result: unknown): void {
 }
 
 function toErrorBody(error: unknown): { code: string; message: string } {
-  if (error instanceof CliError || error instanceof DomainError) return { code: error.code, message: error.message };
+  if (error instanceof CliError || error instanceof DomainError || error instanceof DatabaseSetupError) {
+    return { code: error.code, message: error.message };
+  }
   if (error instanceof HttpException) {
     const response = error.getResponse();
     const message = typeof response === 'object' && response && 'message' in response ? response.message : error.message;

@@ -7,6 +7,7 @@ import { configureApp } from './app.setup';
 import { writeApiError } from './common/filters/api-exception.filter';
 import { HttpDrain } from './common/http-drain';
 import { ConfigValidationError, loadConfig } from './config/app-config';
+import { DatabaseSetupError } from './database/database-setup-error';
 import { openDatabase } from './database/open-database';
 import { FlagConfigPoll } from './flag-config/flag-config-poll';
 
@@ -67,6 +68,8 @@ async function bootstrap(): Promise<void> {
 }
 
 void bootstrap().catch((error: unknown) => {
-  new Logger('Bootstrap').error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+  // A database the operator has to set up differently is said in one message, without a stack trace.
+  const report = error instanceof DatabaseSetupError ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
+  new Logger('Bootstrap').error(report);
   process.exit(1);
 });

@@ -18,14 +18,18 @@ export interface TestApp {
   /** The listening server, for supertest. */
   http: ReturnType<NestExpressApplication['getHttpServer']>;
   config: AppConfig;
-  /** A client on this test file's own database, to check what was stored. */
+  /** A client on this test file's own database, as a superuser, to check (and arrange) what was stored. */
   db: Client;
+  /** What the app connects as: the service role, which owns nothing and may only append to the audit log. */
   databaseUrl: string;
+  /** The same database as a superuser (what `db` connects as). */
+  adminDatabaseUrl: string;
   close(): Promise<void>;
 }
 
 /**
- * Boots the real application module on a fresh clone of the migrated template database.
+ * Boots the real application module on a fresh clone of the migrated template database, connected as the service
+ * role (as production is), so every test runs with the privileges the service really has.
  * `env` overrides configuration exactly as environment variables would.
  */
 export async function createTestApp(
@@ -34,13 +38,18 @@ export async function createTestApp(
     leanConfigPoll?: boolean;
     /** A second instance of the same deployment: shares that app's database, and drops nothing. */
     sameDatabaseAs?: TestApp;
-    /** An already migrated database of the test's own (a server it stops and starts), used as it is. */
+    /** An already migrated database of the test's own (a server it stops and starts), used as it is (for `db` too). */
     databaseUrl?: string;
   } = {},
 ): Promise<TestApp> {
-  const given = options.sameDatabaseAs?.databaseUrl ?? options.databaseUrl;
+  const given = options.sameDatabaseAs
+    ? { url: options.sameDatabaseAs.databaseUrl, adminUrl: options.sameDatabaseAs.adminDatabaseUrl }
+    : options.databaseUrl
+      ? { url: options.databaseUrl, adminUrl: options.databaseUrl }
+      : undefined;
   const database = given ? undefined : await createTestDatabase();
-  const databaseUrl = given ?? database!.url;
+  const databaseUrl = given?.url ?? database!.url;
+  const adminDatabaseUrl = given?.adminUrl ?? database!.adminUrl;
   const dataDir = mkdtempSync(join(tmpdir(), 'flagstore-test-data-'));
   // A real port known up front, so that PUBLIC_URL (and with it signed URLs and mediaUrl) points at this app.
   const port = await freePort();
@@ -55,7 +64,7 @@ export async function createTestApp(
   // Every answer this app gives is checked against its own /docs-json after each test (contract-check.ts).
   const exchanges = recordExchanges(app.getHttpServer());
   await app.listen(port, '127.0.0.1');
-  const db = new Client({ connectionString: databaseUrl });
+  const db = new Client({ connectionString: adminDatabaseUrl });
   db.on('error', () => undefined); // a test that stops its database server cuts this connection too
   await db.connect();
 
@@ -65,6 +74,7 @@ export async function createTestApp(
     config,
     db,
     databaseUrl,
+    adminDatabaseUrl,
     close: async () => {
       await db.end();
       const mismatches = await exchanges.verify(true);

@@ -3,6 +3,7 @@ import { INestApplication, RequestMethod } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { ADMIN_SECURITY, API_KEY_SECURITY } from './auth/auth.decorators';
+import { TRUSTED_PROXIES } from './auth/client-address';
 import { API_PREFIX } from './common/api-prefix';
 import { corsMiddleware } from './common/cors';
 import { addCommonResponses } from './common/openapi-common-responses';
@@ -32,7 +33,7 @@ export function configureApp(
 ): void {
   if (options.leanConfigPoll ?? true) installConfigPoll(app);
   app.disable('x-powered-by');
-  app.set('trust proxy', 'loopback');
+  app.set('trust proxy', TRUSTED_PROXIES);
   app.use(requestIdMiddleware);
   // Before body parsing, so that errors raised ahead of routing carry the CORS headers too.
   app.use(corsMiddleware(config.corsOrigins));

@@ -12,23 +12,32 @@ import { Permission } from '../organizations/permission';
 import * as apiKey from './api-key';
 import { hashApiKey } from './api-key';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
+import { AuthFailureLimiter } from './auth-failure-limiter';
 
-const KEY = 'fsk_test-key';
+/** Shaped like a real key (`fsk_` and 43 base64url characters): others are refused without a lookup. */
+const KEY = 'fsk_test-key-test-key-test-key-test-key-test-ke';
 /** Computed here, not with `hashApiKey`: the stored form of a key is the hex SHA-256 of the key. */
 const KEY_SHA256 = createHash('sha256').update(KEY).digest('hex');
 
-type ApiKeyRow = Awaited<ReturnType<OrganizationsRepository['findActiveApiKeyByHash']>>;
+type ApiKeyRow = Awaited<ReturnType<OrganizationsRepository['findActiveApiKeysByHashes']>>[number] | null;
+
+/** Lookups go to the database in batches: at the end of the turn, or BATCH_WINDOW_MS later while one is in flight. */
+const nextTurn = () => new Promise<void>((resolve) => setTimeout(resolve, ApiKeyAuthenticator.BATCH_WINDOW_MS + 5));
+/** Long enough for a release() (itself deferred by nextTurn) to have been answered. */
+const settled = () => new Promise<void>((resolve) => setTimeout(resolve, 2 * (ApiKeyAuthenticator.BATCH_WINDOW_MS + 5)));
 
 function setup() {
   const bus = new EventEmitter();
   let release: (row: ApiKeyRow) => void = () => undefined;
   let fail: (error: unknown) => void = () => undefined;
   const lookups: string[] = [];
+  let queries = 0;
   const repository = {
-    findActiveApiKeyByHash: (keyHash: string) => {
-      lookups.push(keyHash);
-      return new Promise<ApiKeyRow>((resolve, reject) => {
-        release = resolve;
+    findActiveApiKeysByHashes: (keyHashes: string[]) => {
+      queries += 1;
+      lookups.push(...keyHashes);
+      return new Promise<NonNullable<ApiKeyRow>[]>((resolve, reject) => {
+        release = (row) => resolve(row ? [row] : []);
         fail = reject;
       });
     },
@@ -39,13 +48,24 @@ function setup() {
   } as unknown as InvalidationBus;
   const authenticator = new ApiKeyAuthenticator(repository, fakeBus);
   const row = { id: 'key-1', organizationId: 'org-1', keyHash: KEY_SHA256, permissions: [Permission.FLAGS_READ] } as NonNullable<ApiKeyRow>;
-  return { authenticator, bus, lookups, row, release: (value: ApiKeyRow) => release(value), fail: (error: unknown) => fail(error) };
+  return {
+    authenticator,
+    bus,
+    lookups,
+    get queries() {
+      return queries;
+    },
+    row,
+    // The batch query starts at the end of this turn: answer it then.
+    release: (value: ApiKeyRow) => void nextTurn().then(() => release(value)),
+    fail: (error: unknown) => void nextTurn().then(() => fail(error)),
+  };
 }
 
 describe('hashApiKey', () => {
   it('is the hex SHA-256 of the key', () => {
     expect(hashApiKey(KEY)).toBe(KEY_SHA256);
-    expect(KEY_SHA256).toBe('453fea9b1fcae80fa406e84c804aa629be35830298d85f9c3e5576dd49d38ebc');
+    expect(KEY_SHA256).toBe('da6ae66bafa5d6e6ac759ae897b9f2599f13f857fa5ea7381b85b42ad72f8de8');
   });
 });
 
@@ -94,13 +114,47 @@ describe('ApiKeyAuthenticator', () => {
     expect(authenticator.cached(`Bearer ${KEY}`)).toBeUndefined();
   });
 
-  it('refuses missing, malformed and unknown keys', async () => {
-    const { authenticator, release } = setup();
-    expect(await authenticator.authenticate(undefined)).toBeNull();
-    expect(await authenticator.authenticate('Basic abc')).toBeNull();
-    const pending = authenticator.authenticate('Bearer fsk_unknown');
+  it('refuses missing and malformed keys, and tokens that cannot be keys, without a lookup', async () => {
+    const { authenticator, lookups } = setup();
+    for (const header of [undefined, 'Basic abc', 'Bearer fsk_unknown', `Bearer ${KEY}x`, `Bearer sk_${KEY.slice(3)}`, `Bearer ${KEY.replace('-', '.')}`]) {
+      expect(await authenticator.authenticate(header)).toBeNull();
+      expect(authenticator.cached(header)).toBeUndefined();
+    }
+    await nextTurn();
+    expect(lookups).toEqual([]);
+  });
+
+  it('remembers an unknown key as a miss for a while, so a flood of it costs one lookup', async () => {
+    const { authenticator, lookups, release } = setup();
+    const unknown = `Bearer fsk_${'u'.repeat(43)}`;
+    const first = authenticator.authenticate(unknown);
     release(null);
-    expect(await pending).toBeNull();
+    expect(await first).toBeNull();
+    for (let attempt = 0; attempt < 100; attempt += 1) expect(await authenticator.authenticate(unknown)).toBeNull();
+    await nextTurn();
+    expect(lookups).toHaveLength(1);
+
+    const clock = jest.spyOn(Date, 'now').mockReturnValue(Date.now() + ApiKeyAuthenticator.MISS_TTL_MS + 1);
+    try {
+      const later = authenticator.authenticate(unknown);
+      await nextTurn();
+      expect(lookups).toHaveLength(2);
+      release(null);
+      expect(await later).toBeNull();
+    } finally {
+      clock.mockRestore();
+    }
+  });
+
+  it('looks up the keys that arrive together with one query', async () => {
+    const context = setup();
+    const { authenticator, lookups, row, release } = context;
+    const keys = ['a', 'b', 'c'].map((letter) => `fsk_${letter.repeat(43)}`);
+    const answers = Promise.all([...keys, KEY].map((key) => authenticator.authenticate(`Bearer ${key}`)));
+    release(row);
+    expect(await answers).toEqual([null, null, null, expect.objectContaining({ keyId: 'key-1' })]);
+    expect(context.queries).toBe(1);
+    expect(lookups).toHaveLength(4);
   });
 
   it('serves every spelling of a cached key from its raw header, without hashing it again', async () => {
@@ -148,9 +202,11 @@ describe('ApiKeyAuthenticator', () => {
     const { authenticator, bus, lookups, row, release } = setup();
     const first = authenticator.authenticate(`Bearer ${KEY}`);
     const second = authenticator.authenticate(`bearer ${KEY}`);
+    await nextTurn();
     expect(lookups).toHaveLength(1);
     bus.emit('apiKey', 'key-1');
     const afterRevocation = authenticator.authenticate(`Bearer ${KEY}`);
+    await nextTurn();
     expect(lookups).toHaveLength(2);
     release(null); // the second lookup, started after the revocation, finds no active key
     expect(await afterRevocation).toBeNull();
@@ -175,9 +231,11 @@ describe('ApiKeyAuthenticator', () => {
       const { authenticator, lookups, row, release, start, clock } = await inUse();
       expect(authenticator.cached(`Bearer ${KEY}`)).toMatchObject({ keyId: 'key-1' });
       expect(authenticator.cached(`Bearer ${KEY}`)).toMatchObject({ keyId: 'key-1' });
+      await nextTurn();
       expect(lookups).toEqual([KEY_SHA256, KEY_SHA256]);
       release(row);
-      await new Promise(setImmediate);
+      await nextTurn();
+      await nextTurn();
       clock.mockReturnValue(start + ApiKeyAuthenticator.CACHE_TTL_MS + 1_000);
       expect(authenticator.cached(`Bearer ${KEY}`)).toMatchObject({ keyId: 'key-1' });
       expect(lookups).toHaveLength(2);
@@ -187,7 +245,7 @@ describe('ApiKeyAuthenticator', () => {
       const { authenticator, release } = await inUse();
       expect(authenticator.cached(`Bearer ${KEY}`)).toBeDefined();
       release(null);
-      await new Promise(setImmediate);
+      await settled();
       expect(authenticator.cached(`Bearer ${KEY}`)).toBeUndefined();
     });
 
@@ -195,11 +253,11 @@ describe('ApiKeyAuthenticator', () => {
       const { authenticator, fail, start, clock } = await inUse();
       expect(authenticator.cached(`Bearer ${KEY}`)).toBeDefined();
       fail(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
-      await new Promise(setImmediate);
+      await settled();
       clock.mockReturnValue(start + ApiKeyAuthenticator.CACHE_TTL_MS + 1_000); // past its first life
       expect(authenticator.cached(`Bearer ${KEY}`)).toMatchObject({ keyId: 'key-1' });
       fail(new TypeError('a bug, not an outage')); // the renewal that last hit started
-      await new Promise(setImmediate);
+      await settled();
       clock.mockReturnValue(start + ApiKeyAuthenticator.CACHE_TTL_MS + ApiKeyAuthenticator.REFRESH_AHEAD_MS);
       expect(authenticator.cached(`Bearer ${KEY}`)).toBeUndefined();
     });
@@ -209,7 +267,7 @@ describe('ApiKeyAuthenticator', () => {
       expect(authenticator.cached(`Bearer ${KEY}`)).toBeDefined();
       bus.emit('apiKey', 'key-1');
       release(row); // read before the revocation committed
-      await new Promise(setImmediate);
+      await settled();
       expect(authenticator.cached(`Bearer ${KEY}`)).toBeUndefined();
     });
   });
@@ -228,23 +286,32 @@ describe('ApiKeyAuthenticator', () => {
     const limiter = { hit: () => ({ totalHits: 1, timeToExpire: 60, isBlocked: false, timeToBlockExpire: 0 }) } as unknown as ConfigRateLimiter;
     const payload = buildConfigPayload([]);
     const cache = { get: () => payload } as unknown as FlagConfigCache;
-    const poll = new FlagConfigPoll(authenticator, limiter, cache, loadConfig({}));
+    const config = loadConfig({});
+    const poll = new FlagConfigPoll(authenticator, new AuthFailureLimiter(config), limiter, cache, config);
     const statuses: number[] = [];
     // What the database answers when the poll misses the cache: the row, until the key is revoked.
-    const get = (stored: typeof row | null = row) =>
-      new Promise<void>((done) => {
-        const request = { method: 'GET', url: '/v1/flags/config', headers: { authorization: `Bearer ${KEY}` } } as unknown as IncomingMessage;
-        const response = {
-          headersSent: false,
-          destroyed: false,
-          setHeader: () => undefined,
-          writeHead: (status: number) => statuses.push(status),
-          end: () => done(),
-        } as unknown as ServerResponse;
-        const lookupsBefore = lookups.length;
-        poll.handle(request, response);
-        if (lookups.length > lookupsBefore) release(stored); // the first poll, or one after a revocation
-      });
+    const get = async (stored: typeof row | null = row) => {
+      const request = {
+        method: 'GET',
+        url: '/v1/flags/config',
+        headers: { authorization: `Bearer ${KEY}` },
+        socket: { remoteAddress: '192.0.2.1' },
+      } as unknown as IncomingMessage;
+      let done: () => void = () => undefined;
+      const answered = new Promise<void>((resolve) => (done = resolve));
+      const response = {
+        headersSent: false,
+        destroyed: false,
+        setHeader: () => undefined,
+        writeHead: (status: number) => statuses.push(status),
+        end: () => done(),
+      } as unknown as ServerResponse;
+      const lookupsBefore = lookups.length;
+      poll.handle(request, response);
+      await nextTurn();
+      if (lookups.length > lookupsBefore) release(stored); // the first poll, or one after a revocation
+      await answered;
+    };
     await get();
     await get(); // served from the raw header
     expect(authenticator.cached(`Bearer ${KEY}`)).toMatchObject({ keyId: 'key-1' });

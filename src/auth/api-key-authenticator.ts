@@ -3,7 +3,8 @@ import { Injectable } from '@nestjs/common';
 import { InvalidationBus } from '../common/invalidation-bus';
 import { isDatabaseUnavailable } from '../database/database-errors';
 import { OrganizationsRepository } from '../organizations/organizations.repository';
-import { bearerToken, hashApiKey } from './api-key';
+import { ApiKey } from '../organizations/organization.model';
+import { bearerToken, hashApiKey, isApiKeyShaped } from './api-key';
 import { Principal } from './principal';
 
 interface CacheEntry {
@@ -16,6 +17,9 @@ interface CacheEntry {
   /** A background lookup is renewing the entry (see REFRESH_AHEAD_MS). */
   refreshing: boolean;
 }
+
+/** Lookups waiting for the next batch query, by key hash. */
+type Batch = Map<string, { resolve(key: ApiKey | undefined): void; reject(error: unknown): void }[]>;
 
 /** A database lookup in flight, and how many revocations had been heard when it started. */
 interface Lookup {
@@ -36,11 +40,24 @@ interface Lookup {
  * starts one background lookup that renews it (or drops it if the key is gone), and concurrent misses of
  * one key share one lookup. Without this, every connection of a busy key missed at once every 30 s, and
  * the database lookups that piled up stalled the poll for hundreds of milliseconds.
+ *
+ * What costs the database nothing, for floods of bad keys:
+ * - a token that cannot be a key (wrong prefix or length) is refused without a lookup;
+ * - a key found missing or revoked is remembered as a miss for MISS_TTL_MS (bounded like the hits). Both
+ *   states are final (a revoked key is never restored, and a key is only ever issued fresh: its token
+ *   cannot have been sent before it existed), so neither revocation nor creation can make a miss wrong;
+ * - lookups go to the database in batches, one query each: a lone lookup goes out at the end of the event
+ *   loop's turn, but while another batch is in flight, lookups gather for BATCH_WINDOW_MS first. A flood,
+ *   or every game server reconnecting after a deploy, is then a few queries rather than one per request.
  */
 @Injectable()
 export class ApiKeyAuthenticator {
   static readonly CACHE_TTL_MS = 30_000;
   static readonly REFRESH_AHEAD_MS = 5_000;
+  static readonly MISS_TTL_MS = 10_000;
+  static readonly BATCH_WINDOW_MS = 10;
+  /** Hashes per batch query; more wait for the next one. */
+  private static readonly MAX_BATCH = 500;
   private static readonly MAX_ENTRIES = 10_000;
   /** Longer headers than any real `Bearer fsk_…` are served through the hash alone, never kept. */
   private static readonly MAX_HEADER_LENGTH = 256;
@@ -51,6 +68,10 @@ export class ApiKeyAuthenticator {
   private readonly byHeader = new Map<string, CacheEntry>();
   private readonly hashByKeyId = new Map<string, string>();
   private readonly lookups = new Map<string, Lookup>();
+  /** Key hashes found missing or revoked, with when to forget them; oldest first. */
+  private readonly misses = new Map<string, number>();
+  private batch: Batch | undefined;
+  private batchesInFlight = 0;
   /** Counts revocations heard, so a lookup that was in flight during one is not cached, nor joined. */
   private evictions = 0;
 
@@ -65,13 +86,15 @@ export class ApiKeyAuthenticator {
   /** The principal for an Authorization header, or null when the key is missing, unknown or revoked. */
   async authenticate(authorization: string | undefined): Promise<Principal | null> {
     const token = bearerToken(authorization);
-    if (!token) return null;
+    if (!token || !isApiKeyShaped(token)) return null;
     const keyHash = hashApiKey(token);
-    const cached = this.live(this.byHash.get(keyHash), Date.now());
+    const now = Date.now();
+    const cached = this.live(this.byHash.get(keyHash), now);
     if (cached) {
       this.rememberHeader(authorization!, cached);
       return cached.principal;
     }
+    if (this.isKnownMiss(keyHash, now)) return null;
     const principal = await this.lookUp(keyHash);
     const entry = this.byHash.get(keyHash);
     if (principal && entry && entry.principal === principal && entry.expiresAt > Date.now()) this.rememberHeader(authorization!, entry);
@@ -85,7 +108,7 @@ export class ApiKeyAuthenticator {
     const known = this.live(this.byHeader.get(authorization), now);
     if (known !== undefined) return known.principal;
     const token = bearerToken(authorization);
-    if (!token) return undefined;
+    if (!token || !isApiKeyShaped(token)) return undefined;
     const cached = this.live(this.byHash.get(hashApiKey(token)), now);
     if (cached === undefined) return undefined;
     this.rememberHeader(authorization, cached);
@@ -151,6 +174,7 @@ export class ApiKeyAuthenticator {
       // A revocation heard during the lookup may be of this key, read just before it committed: answer the
       // requests that started first, but do not keep the key.
       if (principal && this.evictions === evictionsBefore) this.remember(keyHash, principal);
+      if (!principal) this.rememberMiss(keyHash);
       return principal;
     });
     const lookup = { evictions: evictionsBefore, result };
@@ -163,10 +187,59 @@ export class ApiKeyAuthenticator {
   }
 
   private async find(keyHash: string): Promise<Principal | null> {
-    const key = await this.organizations.findActiveApiKeyByHash(keyHash);
+    const key = await this.batched(keyHash);
     // The row was found through an index on the hash; compare again in constant time before trusting it.
     if (!key || !timingSafeEqual(Buffer.from(key.keyHash), Buffer.from(keyHash))) return null;
     return { keyId: key.id, organizationId: key.organizationId, permissions: new Set(key.permissions) };
+  }
+
+  /** Joins the batch being gathered, which goes out as one query (see the class comment for when). */
+  private batched(keyHash: string): Promise<ApiKey | undefined> {
+    return new Promise((resolve, reject) => {
+      if (this.batch === undefined) {
+        this.batch = new Map();
+        if (this.batchesInFlight === 0) setImmediate(() => this.sendBatch());
+        else setTimeout(() => this.sendBatch(), ApiKeyAuthenticator.BATCH_WINDOW_MS);
+      }
+      const waiting = this.batch.get(keyHash);
+      if (waiting) waiting.push({ resolve, reject });
+      else this.batch.set(keyHash, [{ resolve, reject }]);
+    });
+  }
+
+  private sendBatch(): void {
+    const batch = this.batch!;
+    this.batch = undefined;
+    const hashes = [...batch.keys()];
+    for (let start = 0; start < hashes.length; start += ApiKeyAuthenticator.MAX_BATCH) {
+      const chunk = hashes.slice(start, start + ApiKeyAuthenticator.MAX_BATCH);
+      this.batchesInFlight += 1;
+      this.organizations.findActiveApiKeysByHashes(chunk).then(
+        (keys) => {
+          this.batchesInFlight -= 1;
+          const byHash = new Map(keys.map((key) => [key.keyHash, key]));
+          for (const hash of chunk) for (const waiter of batch.get(hash)!) waiter.resolve(byHash.get(hash));
+        },
+        (error: unknown) => {
+          this.batchesInFlight -= 1;
+          for (const hash of chunk) for (const waiter of batch.get(hash)!) waiter.reject(error);
+        },
+      );
+    }
+  }
+
+  private isKnownMiss(keyHash: string, now: number): boolean {
+    const until = this.misses.get(keyHash);
+    if (until === undefined) return false;
+    if (until > now) return true;
+    this.misses.delete(keyHash);
+    return false;
+  }
+
+  private rememberMiss(keyHash: string): void {
+    this.misses.delete(keyHash);
+    if (this.misses.size >= ApiKeyAuthenticator.MAX_ENTRIES) this.misses.delete(this.misses.keys().next().value as string);
+    this.misses.set(keyHash, Date.now() + ApiKeyAuthenticator.MISS_TTL_MS);
   }
 
   private remember(keyHash: string, principal: Principal): CacheEntry {

@@ -1,10 +1,17 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 const KEY_PREFIX = 'fsk_';
+/** `fsk_` and 32 random bytes in base64url without padding: exactly what generateApiKey() makes. */
+const KEY_SHAPE = /^fsk_[A-Za-z0-9_-]{43}$/;
 
 /** A new API key: 256 random bits, prefixed so that leaked keys are easy to recognise in logs and scanners. */
 export function generateApiKey(): string {
   return KEY_PREFIX + randomBytes(32).toString('base64url');
+}
+
+/** Whether a token could be a key at all; one that cannot is refused without a database lookup. */
+export function isApiKeyShaped(token: string): boolean {
+  return token.length === 47 && KEY_SHAPE.test(token);
 }
 
 /**

@@ -1,11 +1,12 @@
 import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata, Type } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBearerAuth, ApiForbiddenResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { ApiBadRequestResponse, ApiBearerAuth, ApiForbiddenResponse, ApiTooManyRequestsResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import { ApiErrorDto } from '../common/dto/api-error.dto';
 import { Permission } from '../organizations/permission';
 import { AuthenticatedRequest, Principal } from './principal';
 
 export const PERMISSION_KEY = 'auth:permission';
 export const ACCESS_KEY = 'auth:access';
+export const OWN_RATE_LIMIT_KEY = 'auth:own-rate-limit';
 export type Access = 'public' | 'admin';
 
 export const API_KEY_SECURITY = 'apiKey';
@@ -18,7 +19,11 @@ export interface AuthErrorDocs {
   unauthorized?: string;
   /** When the route refuses more than a missing permission with 403 (a locked flag, say). */
   forbidden?: string;
+  /** When the route has a rate limit of its own (see OwnRateLimit). */
+  rateLimited?: string;
 }
+
+const RETRY_AFTER = { 'Retry-After': { description: 'Seconds until the request may be sent again', schema: { type: 'integer' } } };
 
 /**
  * The route needs an API key carrying this permission; also documents bearer auth, 401 and 403. A route
@@ -31,8 +36,18 @@ export function RequirePermission(permission: Permission, docs: AuthErrorDocs = 
     ApiBearerAuth(API_KEY_SECURITY),
     ApiUnauthorizedResponse({ type, description: docs.unauthorized ?? 'Missing, unknown or revoked API key' }),
     ApiForbiddenResponse({ type, description: docs.forbidden ?? `The API key lacks ${permission}` }),
+    ApiTooManyRequestsResponse({
+      type,
+      headers: RETRY_AFTER,
+      description:
+        docs.rateLimited ??
+        'RATE_LIMITED: more than API_RATE_LIMIT_PER_MINUTE requests a minute with this key, or more than AUTH_FAILURES_PER_MINUTE requests without a valid key from this address',
+    }),
   );
 }
+
+/** The route counts against a budget of its own instead of API_RATE_LIMIT_PER_MINUTE (the config poll). */
+export const OwnRateLimit = () => SetMetadata(OWN_RATE_LIMIT_KEY, true);
 
 /** The route is authorised by `Authorization: Bearer $ADMIN_TOKEN` instead of an API key. */
 export function AdminOnly() {

@@ -1,4 +1,5 @@
 import { ForbiddenException, UnauthorizedException } from '@nestjs/common';
+import { RateLimitedError } from '../common/rate-limited.error';
 import { Permission } from '../organizations/permission';
 import { Principal } from './principal';
 
@@ -8,6 +9,11 @@ export const AuthErrors = {
   invalidAdminToken: () => new UnauthorizedException('A valid admin token is required (Authorization: Bearer <ADMIN_TOKEN>)'),
   missingPermission: (permission: Permission) => new ForbiddenException(`The API key lacks the ${permission} permission`),
   undeclaredPermission: () => new ForbiddenException('This route declares no permission and is closed'),
+  tooManyFailures: (limit: number, retryAfterSeconds: number) =>
+    new RateLimitedError(
+      `More than ${limit} requests a minute from this address had a missing or invalid API key; retry after ${retryAfterSeconds} s`,
+      retryAfterSeconds,
+    ),
 };
 
 /** The 403 for a key that lacks `permission`, or null when it carries it. */

@@ -1,12 +1,15 @@
+import type { IncomingMessage } from 'node:http';
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Permission } from '../organizations/permission';
 import { bearerToken, constantTimeEqual } from './api-key';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
+import { AuthFailureLimiter } from './auth-failure-limiter';
 import { Access, ACCESS_KEY, PERMISSION_KEY } from './auth.decorators';
 import { AuthErrors, permissionRefusal } from './auth.errors';
-import { AuthenticatedRequest } from './principal';
+import { clientAddress } from './client-address';
+import { AuthenticatedRequest, Principal } from './principal';
 
 /**
  * Global and deny-by-default: a route is public only if it says so, admin routes need the admin token,
@@ -17,6 +20,7 @@ export class AuthGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly authenticator: ApiKeyAuthenticator,
+    private readonly failures: AuthFailureLimiter,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -37,11 +41,35 @@ export class AuthGuard implements CanActivate {
       return true;
     }
 
-    const principal = await this.authenticator.authenticate(request.headers.authorization);
-    if (!principal) throw AuthErrors.invalidApiKey();
-    request.principal = principal;
+    request.principal = await authenticateOrCount(this.authenticator, this.failures, request);
     return true;
   }
+}
+
+/**
+ * The API key's principal, for the guard and the config poll's lean path alike. A key cached as valid costs
+ * nothing; any other request is first held to its address's budget of failed authentications (a 429 that
+ * spares the database). It is counted against that budget before its lookup, and forgiven if its key turns
+ * out valid: counting only once lookups come back would let a client with many connections in flight send
+ * far more than the budget to the database.
+ */
+export function authenticateOrCount(
+  authenticator: ApiKeyAuthenticator,
+  failures: AuthFailureLimiter,
+  request: IncomingMessage,
+): Principal | Promise<Principal> {
+  const authorization = request.headers.authorization;
+  const cached = authenticator.cached(authorization);
+  if (cached) return cached;
+  const address = clientAddress(request);
+  const wait = failures.retryAfterSeconds(address);
+  if (wait > 0) return Promise.reject(AuthErrors.tooManyFailures(failures.limit, wait));
+  failures.record(address);
+  return authenticator.authenticate(authorization).then((principal) => {
+    if (!principal) throw AuthErrors.invalidApiKey();
+    failures.forgive(address);
+    return principal;
+  });
 }
 
 /** Runs after AuthGuard: an API-key route must declare its permission, and the key must carry it. */

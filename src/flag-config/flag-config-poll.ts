@@ -1,7 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiKeyAuthenticator } from '../auth/api-key-authenticator';
-import { AuthErrors, permissionRefusal } from '../auth/auth.errors';
+import { AuthFailureLimiter } from '../auth/auth-failure-limiter';
+import { permissionRefusal } from '../auth/auth.errors';
+import { authenticateOrCount } from '../auth/auth.guard';
 import { Principal } from '../auth/principal';
 import { apiCors } from '../common/cors';
 import { writeApiError } from '../common/filters/api-exception.filter';
@@ -30,6 +32,7 @@ export class FlagConfigPoll {
 
   constructor(
     private readonly authenticator: ApiKeyAuthenticator,
+    private readonly failures: AuthFailureLimiter,
     private readonly limiter: ConfigRateLimiter,
     private readonly cache: FlagConfigCache,
     @Inject(APP_CONFIG) config: AppConfig,
@@ -47,11 +50,10 @@ export class FlagConfigPoll {
   handle(request: IncomingMessage, response: ServerResponse): void {
     // Only GET and HEAD come here, never a preflight, so the cors middleware only sets headers, synchronously.
     this.cors?.(request, response, noop);
-    const authorization = request.headers.authorization;
-    const principal = this.authenticator.cached(authorization);
-    if (principal) return this.authorised(principal, request, response);
-    this.authenticator.authenticate(authorization).then(
-      (found) => (found ? this.authorised(found, request, response) : writeApiError(response, AuthErrors.invalidApiKey())),
+    const principal = authenticateOrCount(this.authenticator, this.failures, request);
+    if (!(principal instanceof Promise)) return this.authorised(principal, request, response);
+    principal.then(
+      (found) => this.authorised(found, request, response),
       (error: unknown) => writeApiError(response, error),
     );
   }

@@ -6,12 +6,10 @@ import {
   ApiOkResponse,
   ApiOperation,
   ApiTags,
-  ApiTooManyRequestsResponse,
 } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { CurrentPrincipal, RequirePermission } from '../auth/auth.decorators';
+import { CurrentPrincipal, OwnRateLimit, RequirePermission } from '../auth/auth.decorators';
 import { Principal } from '../auth/principal';
-import { ApiErrorDto } from '../common/dto/api-error.dto';
 import { CONFIG_CACHE_CONTROL } from './config-payload';
 import { ConfigThrottlerGuard } from './config-rate-limiter';
 import { ConfigPayloadDto } from './dto/config-payload.dto';
@@ -33,7 +31,11 @@ export class FlagConfigController {
   constructor(private readonly poll: FlagConfigPoll) {}
 
   @Get()
-  @RequirePermission(CONFIG_POLL_PERMISSION)
+  @RequirePermission(CONFIG_POLL_PERMISSION, {
+    rateLimited:
+      'RATE_LIMITED: more than CONFIG_RATE_LIMIT_PER_MINUTE polls a minute with this key, or more than AUTH_FAILURES_PER_MINUTE requests without a valid key from this address',
+  })
+  @OwnRateLimit()
   @UseGuards(ConfigThrottlerGuard)
   @ApiOperation({
     summary: 'The config payload servers poll: every non-archived flag, ordered by key',
@@ -44,11 +46,6 @@ export class FlagConfigController {
   @ApiHeader({ name: 'If-None-Match', required: false, description: 'A previously received ETag' })
   @ApiOkResponse({ type: ConfigPayloadDto, headers: VALIDATOR_HEADERS })
   @ApiNotModifiedResponse({ description: 'The configuration is unchanged; empty body', headers: VALIDATOR_HEADERS })
-  @ApiTooManyRequestsResponse({
-    type: ApiErrorDto,
-    description: 'Rate limit exceeded',
-    headers: { 'Retry-After': { description: 'Seconds until the window resets', schema: { type: 'integer' } } },
-  })
   getConfig(@CurrentPrincipal() principal: Principal, @Req() request: Request, @Res() response: ServerResponse): void {
     this.poll.respond(principal, request, response);
   }

@@ -52,8 +52,9 @@ export class OrganizationsRepository {
     return key!;
   }
 
-  findActiveApiKeyByHash(keyHash: string): Promise<ApiKey | null> {
-    return this.sql.row<ApiKey>(`SELECT ${API_KEY} FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`, [keyHash]);
+  /** The active keys among `keyHashes`, in one query (the authenticator batches concurrent lookups). */
+  findActiveApiKeysByHashes(keyHashes: readonly string[]): Promise<ApiKey[]> {
+    return this.sql.rows<ApiKey>(`SELECT ${API_KEY} FROM api_keys WHERE key_hash = ANY($1::text[]) AND revoked_at IS NULL`, [keyHashes]);
   }
 
   /** Marks the key revoked; false when the organization has no such active key. */

@@ -1,0 +1,13 @@
+import { HttpStatus } from '@nestjs/common';
+import { DomainError } from './domain-error';
+import { RetryAfter } from './filters/api-exception.filter';
+
+/** A 429 with `Retry-After`, in the error shape of the route it was raised on. */
+export class RateLimitedError extends DomainError<'RATE_LIMITED'> implements RetryAfter {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(HttpStatus.TOO_MANY_REQUESTS, 'RATE_LIMITED', message);
+  }
+}

@@ -1,0 +1,166 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import request from 'supertest';
+import { api } from '../factories/flags.factory';
+import { admin, bearer, createOrganization, TestOrganization } from '../factories/organizations.factory';
+import { expectApiError, expectStorageError } from '../support/expect-error';
+import { createTestApp, TestApp } from '../support/test-app';
+
+/** A token shaped exactly like a real key, that no organization holds. */
+const madeUpKey = () => `fsk_${randomBytes(32).toString('base64url')}`;
+
+/**
+ * Counts the queries the app sends to PostgreSQL while `work` runs: every round trip of every connection
+ * (pg's Client.query, which the pool and TypeORM both go through). An autocommit query is one transaction,
+ * so this is an upper bound on the transactions the work costs.
+ */
+async function queriesDuring(work: () => Promise<unknown>): Promise<number> {
+  const query = Client.prototype.query;
+  let count = 0;
+  Client.prototype.query = function (this: Client, ...args: unknown[]) {
+    count += 1;
+    return (query as (...args: unknown[]) => unknown).apply(this, args);
+  } as typeof query;
+  try {
+    await work();
+  } finally {
+    Client.prototype.query = query;
+  }
+  return count;
+}
+
+/**
+ * A flood as an attacker sends it: from another process, over `connections` keep-alive connections, `count`
+ * config polls each with a different made-up key. Resolves with how many of each status came back.
+ */
+function flood(t: TestApp, count: number, connections: number): Promise<Record<string, number>> {
+  const script = `
+    const http = require('node:http');
+    const { randomBytes } = require('node:crypto');
+    const [port, count, connections] = process.argv.slice(1).map(Number);
+    const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+    const statuses = {};
+    let done = 0;
+    for (let i = 0; i < count; i += 1) {
+      const authorization = 'Bearer fsk_' + randomBytes(32).toString('base64url');
+      http.get({ host: '127.0.0.1', port, path: '/v1/flags/config', agent, headers: { authorization } }, (response) => {
+        response.resume();
+        response.on('end', () => {
+          statuses[response.statusCode] = (statuses[response.statusCode] || 0) + 1;
+          if (++done === count) { process.stdout.write(JSON.stringify(statuses)); agent.destroy(); }
+        });
+      }).on('error', (error) => { console.error(error.message); process.exit(1); });
+    }`;
+  const { port } = t.http.address() as { port: number };
+  return new Promise((resolve, reject) =>
+    execFile(process.execPath, ['-e', script, String(port), String(count), String(connections)], (error, stdout, stderr) =>
+      error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(JSON.parse(stdout) as Record<string, number>),
+    ),
+  );
+}
+
+describe('abuse limits', () => {
+  describe('a flood of bad keys', () => {
+    let t: TestApp;
+    beforeAll(async () => {
+      t = await createTestApp();
+    });
+    afterAll(() => t.close());
+
+    it('costs at most 30 queries for 600 config polls over 50 connections, each with a different made-up key', async () => {
+      let statuses: Record<string, number> = {};
+      const cost = await queriesDuring(async () => {
+        statuses = await flood(t, 600, 50);
+      });
+      // AUTH_FAILURES_PER_MINUTE (300) are looked up, in batches, and refused; the address is then held off the
+      // database altogether.
+      expect(statuses).toEqual({ 401: 300, 429: 300 });
+      console.info(`600 polls with made-up keys over 50 connections cost ${cost} queries`);
+      expect(cost).toBeLessThanOrEqual(30);
+    });
+
+    it('costs nothing for tokens that cannot be keys, nor for a key already found missing', async () => {
+      const sameKey = madeUpKey();
+      const cost = await queriesDuring(async () => {
+        for (const token of ['nope', 'fsk_short', `${sameKey}x`, `sk_${sameKey.slice(3)}`]) {
+          await request(t.http).get('/v1/flags').set('X-Forwarded-For', '198.51.100.7').set(bearer(token)).expect(401);
+        }
+        await request(t.http).get('/v1/flags/config').set('X-Forwarded-For', '198.51.100.8').set(bearer(sameKey)).expect(401);
+      });
+      expect(cost).toBe(1); // the one lookup of sameKey
+      const again = await queriesDuring(async () => {
+        for (let poll = 0; poll < 50; poll += 1) {
+          await request(t.http).get('/v1/flags/config').set('X-Forwarded-For', '198.51.100.8').set(bearer(sameKey)).expect(401);
+        }
+      });
+      expect(again).toBe(0);
+    });
+  });
+
+  describe('failed authentications per client address', () => {
+    let t: TestApp;
+    let org: TestOrganization;
+    beforeAll(async () => {
+      t = await createTestApp({ AUTH_FAILURES_PER_MINUTE: '5' });
+      org = await createOrganization(t);
+    });
+    afterAll(() => t.close());
+
+    it('refuses an address with 429 and Retry-After after AUTH_FAILURES_PER_MINUTE bad keys, in each surface\'s shape', async () => {
+      // This key was used before the flood: it is cached, so the address's budget never stands in its way.
+      await request(t.http).get('/v1/flags').set('X-Forwarded-For', '203.0.113.1').set(bearer(org.key)).expect(200);
+      const from = (path: string) => request(t.http).get(path).set('X-Forwarded-For', '203.0.113.1');
+      for (let attempt = 0; attempt < 3; attempt += 1) await from('/v1/flags').set(bearer(madeUpKey())).expect(401);
+      await from('/v1/flags/config').expect(401); // no key at all counts too
+      await from('/v1/storage').set(bearer('not-a-key')).expect(401);
+
+      const held = await from('/v1/flags').set(bearer(madeUpKey()));
+      expectApiError(held, 429, 'RATE_LIMITED', /^More than 5 requests a minute from this address had a missing or invalid API key; retry after \d+ s$/);
+      expect(Number(held.headers['retry-after'])).toBeGreaterThan(0);
+      const poll = await from('/v1/flags/config').set(bearer(madeUpKey()));
+      expectApiError(poll, 429, 'RATE_LIMITED');
+      expect(poll.headers['retry-after']).toMatch(/^\d+$/);
+      expectStorageError(await from('/v1/storage').set(bearer(madeUpKey())), 429, 'RATE_LIMITED');
+
+      // The cached key still works from that address; another address is not held.
+      await from('/v1/flags').set(bearer(org.key)).expect(200);
+      await from('/v1/flags/config').set(bearer(org.key)).expect(200);
+      await request(t.http).get('/v1/flags').set('X-Forwarded-For', '203.0.113.2').set(bearer(madeUpKey())).expect(401);
+    });
+  });
+
+  describe('the per-key budget of every API route', () => {
+    let t: TestApp;
+    let org: TestOrganization;
+    beforeAll(async () => {
+      t = await createTestApp({ API_RATE_LIMIT_PER_MINUTE: '4', CONFIG_RATE_LIMIT_PER_MINUTE: '100' });
+    });
+    afterAll(() => t.close());
+    beforeEach(async () => {
+      org = await createOrganization(t);
+    });
+
+    it('answers 429 with Retry-After past API_RATE_LIMIT_PER_MINUTE, counting every route but the config poll', async () => {
+      await api(t, org.key).get('/flags').expect(200);
+      await api(t, org.key).get('/flags/quota').expect(200);
+      await api(t, org.key).get('/flags/audit').expect(200);
+      await request(t.http).get('/v1/storage').set(bearer(org.key)).expect(200);
+
+      const refused = await api(t, org.key).get('/flags');
+      expectApiError(refused, 429, 'RATE_LIMITED', /^Rate limit exceeded: at most 4 requests per minute per API key; retry after \d+ s$/);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expectStorageError(await request(t.http).get('/v1/storage/items').set(bearer(org.key)), 429, 'RATE_LIMITED');
+      // The config poll has its own budget, and the admin API none.
+      await request(t.http).get('/v1/flags/config').set(bearer(org.key)).expect(200);
+      await admin(t).patch(`/organizations/${org.id}`).send({ storageAllocation: 4096 }).expect(200);
+    });
+
+    it('gives each key its own budget', async () => {
+      for (let call = 0; call < 4; call += 1) await api(t, org.key).get('/flags').expect(200);
+      await api(t, org.key).get('/flags').expect(429);
+      const other = await createOrganization(t);
+      await api(t, other.key).get('/flags').expect(200);
+    });
+  });
+});

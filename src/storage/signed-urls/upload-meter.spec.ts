@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DomainError } from '../../common/domain-error';
+import { StorageErrors } from '../storage.errors';
 import { UploadMeter } from './upload-meter';
 
 async function run(chunks: Buffer[], meter: UploadMeter): Promise<Buffer> {
@@ -25,6 +26,20 @@ describe('UploadMeter', () => {
     const meter = new UploadMeter({ maxBytes: 4, limitReason: 'the signed size' });
     await expect(run([Buffer.from('abc'), Buffer.from('def')], meter)).rejects.toMatchObject({ status: 413, code: 'PAYLOAD_TOO_LARGE' });
     expect(meter.failure).toBeInstanceOf(DomainError);
+  });
+
+  it('fails with the error the limit names, when it is not the plain 413', async () => {
+    const meter = new UploadMeter({
+      maxBytes: 4,
+      limitReason: 'the room left',
+      exceeded: () => StorageErrors.allocationRoomExceeded({ allocation: 10, reserved: 6 }),
+    });
+    await expect(run([Buffer.from('abc'), Buffer.from('def')], meter)).rejects.toMatchObject({
+      status: 413,
+      code: 'ALLOCATION_EXCEEDED',
+      message: expect.stringMatching(/4 bytes left .* 6 of its 10 bytes/),
+    });
+    expect(meter.failure?.code).toBe('ALLOCATION_EXCEEDED');
   });
 
   it('fails with 400 when the body is shorter than declared', async () => {

@@ -10,6 +10,8 @@ export interface UploadLimits {
   limitReason: string;
   /** When the size was declared: fewer bytes fail the upload with 400 at the end. */
   exactBytes?: number;
+  /** The error for a body past `maxBytes`, when it is not the 413 PAYLOAD_TOO_LARGE naming `limitReason`. */
+  exceeded?: () => DomainError;
 }
 
 /**
@@ -41,7 +43,8 @@ export class UploadMeter extends Transform {
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     this.bytes += chunk.length;
     if (this.bytes > this.limits.maxBytes) {
-      return callback(this.fail(StorageErrors.tooLarge(this.limits.maxBytes, this.limits.limitReason)));
+      const error = this.limits.exceeded?.() ?? StorageErrors.tooLarge(this.limits.maxBytes, this.limits.limitReason);
+      return callback(this.fail(error));
     }
     this.hash.update(chunk);
     callback(null, chunk);

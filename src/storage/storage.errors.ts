@@ -10,12 +10,20 @@ export enum StorageErrorCode {
   NOT_FOUND = 'NOT_FOUND',
   CONFLICT = 'CONFLICT',
   PAYLOAD_TOO_LARGE = 'PAYLOAD_TOO_LARGE',
+  /** STORAGE_ENFORCE_ALLOCATION: the file would take the organization past its storageAllocation (413). */
+  ALLOCATION_EXCEEDED = 'ALLOCATION_EXCEEDED',
   RANGE_NOT_SATISFIABLE = 'RANGE_NOT_SATISFIABLE',
   /** From the body parser, before routing: a purge body that is not JSON. */
   UNSUPPORTED_MEDIA_TYPE = 'UNSUPPORTED_MEDIA_TYPE',
   RATE_LIMITED = 'RATE_LIMITED',
   INTERNAL_ERROR = 'INTERNAL_ERROR',
   SERVICE_UNAVAILABLE = 'SERVICE_UNAVAILABLE',
+}
+
+/** An organization's allocation and the bytes its complete files use plus those its pending items reserve. */
+export interface AllocationUsage {
+  allocation: number;
+  reserved: number;
 }
 
 export const StorageErrors = {
@@ -53,6 +61,22 @@ export const StorageErrors = {
       HttpStatus.PAYLOAD_TOO_LARGE,
       StorageErrorCode.PAYLOAD_TOO_LARGE,
       `The file is larger than ${reason} (${limit} bytes)`,
+    ),
+  /** `requested` more bytes do not fit: `reserved` of `allocation` are used by complete files or reserved by pending ones. */
+  allocationExceeded: (usage: AllocationUsage, requested: number) =>
+    new DomainError(
+      HttpStatus.PAYLOAD_TOO_LARGE,
+      StorageErrorCode.ALLOCATION_EXCEEDED,
+      `The file (${requested} bytes) does not fit in the organization's storage allocation: ${usage.reserved} of its ` +
+        `${usage.allocation} bytes are used or reserved by pending uploads, ${Math.max(0, usage.allocation - usage.reserved)} left`,
+    ),
+  /** A non-allocated upload cut off as it streamed: its size is unknown, only that it passed the room left. */
+  allocationRoomExceeded: (usage: AllocationUsage) =>
+    new DomainError(
+      HttpStatus.PAYLOAD_TOO_LARGE,
+      StorageErrorCode.ALLOCATION_EXCEEDED,
+      `The file is larger than the ${Math.max(0, usage.allocation - usage.reserved)} bytes left in the organization's ` +
+        `storage allocation: ${usage.reserved} of its ${usage.allocation} bytes are used or reserved by pending uploads`,
     ),
   rangeNotSatisfiable: (size: number) =>
     new DomainError(

@@ -5,6 +5,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { OrganizationsModule } from '../organizations/organizations.module';
 import { CdnController } from './cdn/cdn.controller';
 import { CdnService } from './cdn/cdn.service';
+import { StorageAllocation } from './items/storage-allocation';
 import { StorageController } from './items/storage.controller';
 import { StorageRepository } from './items/storage.repository';
 import { StorageService } from './items/storage.service';
@@ -48,6 +49,7 @@ async function createObjectStore(config: AppConfig): Promise<ObjectStore> {
     },
     { provide: STORAGE_ERROR_PATHS, useValue: STORAGE_PATHS },
     StorageRepository,
+    StorageAllocation,
     StorageService,
     UploadService,
     CdnService,

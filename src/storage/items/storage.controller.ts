@@ -28,7 +28,11 @@ export class StorageController {
   @ApiOkResponse({ type: SignedUrlDto })
   @ApiStorageErrors(
     [HttpStatus.BAD_REQUEST, 'VALIDATION_ERROR: bad contentType or size, only one of them, or a metadata rule broken'],
-    [HttpStatus.PAYLOAD_TOO_LARGE, 'PAYLOAD_TOO_LARGE: size is above MAX_UPLOAD_BYTES'],
+    [
+      HttpStatus.PAYLOAD_TOO_LARGE,
+      'PAYLOAD_TOO_LARGE: size is above MAX_UPLOAD_BYTES. ALLOCATION_EXCEEDED (only with STORAGE_ENFORCE_ALLOCATION): ' +
+        "size would take the organization's complete files plus its pending, unexpired reservations past its storageAllocation",
+    ],
   )
   @RequireStoragePermission(Permission.STORAGE_WRITE)
   createSignedUrl(@CurrentPrincipal() principal: Principal, @Query() query: SignedUrlQueryDto): Promise<SignedUrlDto> {

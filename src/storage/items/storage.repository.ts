@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../../database/sql';
+import { AllocationUsage } from '../storage.errors';
 import { StorageItem, StorageMetadata } from './storage-item';
 import { StorageKind } from './storage-kind';
 
@@ -29,6 +30,12 @@ export interface KindUsage {
 const COLUMNS = `id, organization_id AS "organizationId", kind, size::float8 AS size, content_type AS "contentType", state,
   metadata, object_key AS "objectKey", checksum, upload_expires_at AS "uploadExpiresAt",
   upload_claimed_at AS "uploadClaimedAt", created_at AS "createdAt", completed_at AS "completedAt"`;
+
+/** Complete bytes plus reserved pending bytes of organization $1 at time $2 (two index scans, no heap walk of the org). */
+const RESERVED_BYTES = `
+  (SELECT coalesce(sum(size), 0) FROM storage_items WHERE organization_id = $1 AND state = 'complete')
+  + (SELECT coalesce(sum(size), 0) FROM storage_items
+     WHERE organization_id = $1 AND state = 'pending' AND (upload_expires_at > $2 OR upload_claimed_at IS NOT NULL))`;
 
 /**
  * Data access for storage items and upload nonces. Every read of tenant data takes the organization id.
@@ -82,6 +89,37 @@ export class StorageRepository {
        RETURNING ${COLUMNS}`,
       [itemId, organizationId, checksum],
     );
+  }
+
+  /**
+   * Takes the organization's row lock for the rest of the transaction and returns its allocation; null when
+   * there is no such organization. FOR NO KEY UPDATE: reservations queue behind each other, behind flag
+   * writes (which lock the row FOR UPDATE) and behind an allocation change, while foreign-key checks of
+   * inserts elsewhere (FOR KEY SHARE) pass.
+   */
+  async lockAllocation(organizationId: string): Promise<number | null> {
+    const row = await this.sql.row<{ storageAllocation: number }>(
+      `SELECT storage_allocation::float8 AS "storageAllocation" FROM organizations WHERE id = $1 FOR NO KEY UPDATE`,
+      [organizationId],
+    );
+    return row?.storageAllocation ?? null;
+  }
+
+  /** The allocation and what counts against it, read without a lock (for an estimate). */
+  allocationUsage(organizationId: string, now: Date): Promise<AllocationUsage | null> {
+    return this.sql.row<AllocationUsage>(
+      `SELECT storage_allocation::float8 AS allocation, (${RESERVED_BYTES})::float8 AS reserved FROM organizations WHERE id = $1`,
+      [organizationId, now],
+    );
+  }
+
+  /**
+   * Bytes that count against the allocation: complete files, and pending items whose URL has not expired at
+   * `now` or that an upload is streaming into (it may outlive the URL's expiry, and its bytes will land).
+   */
+  async reservedBytes(organizationId: string, now: Date): Promise<number> {
+    const row = await this.sql.row<{ reserved: number }>(`SELECT (${RESERVED_BYTES})::float8 AS reserved`, [organizationId, now]);
+    return row!.reserved;
   }
 
   /** Claims a non-allocated URL's nonce; false when another upload already used it. */

@@ -3,6 +3,7 @@ import { OrganizationsRepository } from '../../organizations/organizations.repos
 import { ObjectStore } from '../object-store/object-store';
 import { SignedUrls } from '../signed-urls/signed-urls';
 import { StorageErrorCode } from '../storage.errors';
+import { StorageAllocation } from './storage-allocation';
 import { StorageRepository } from './storage.repository';
 import { StorageService } from './storage.service';
 
@@ -15,6 +16,7 @@ describe('StorageService.statistics', () => {
       {} as SignedUrls,
       {} as ObjectStore,
       {} as AppConfig,
+      {} as StorageAllocation,
     );
 
   it('reports usage against the allocation', async () => {

@@ -12,6 +12,7 @@ import { ListItemsQueryDto, StorageItemPageDto } from './dto/list-items.dto';
 import { MessageDto, PurgeDto, PurgeResultDto } from './dto/purge.dto';
 import { StorageItemDto } from './dto/storage-item.dto';
 import { StorageStatsDto } from './dto/storage-stats.dto';
+import { StorageAllocation } from './storage-allocation';
 import { kindOfContentType, normalizeContentType, STORAGE_KINDS } from './storage-kind';
 import { parseMetadata } from './storage-metadata';
 import { StorageRepository } from './storage.repository';
@@ -34,6 +35,7 @@ export class StorageService {
     private readonly signedUrls: SignedUrls,
     @Inject(OBJECT_STORE) private readonly store: ObjectStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly allocation: StorageAllocation,
   ) {}
 
   async createSignedUrl(organizationId: string, query: SignedUrlQueryDto): Promise<SignedUrlDto> {
@@ -66,17 +68,20 @@ export class StorageService {
     }
 
     const mediaId = randomUUID();
-    await this.repository.createPending(
-      {
-        id: mediaId,
-        organizationId,
-        kind: kindOfContentType(normalizedType),
-        size,
-        contentType: normalizedType,
-        metadata: parsedMetadata,
-        objectKey: objectKeyFor(organizationId, mediaId),
-      },
-      new Date(expiresAt * 1000),
+    // With STORAGE_ENFORCE_ALLOCATION, the pending item reserves its declared size, if it fits (413 if not).
+    await this.allocation.withinAllocation(organizationId, size, () =>
+      this.repository.createPending(
+        {
+          id: mediaId,
+          organizationId,
+          kind: kindOfContentType(normalizedType),
+          size,
+          contentType: normalizedType,
+          metadata: parsedMetadata,
+          objectKey: objectKeyFor(organizationId, mediaId),
+        },
+        new Date(expiresAt * 1000),
+      ),
     );
     return {
       url: this.signedUrls.preallocatedUrl({ organizationId, mediaId, size, contentType: normalizedType, expiresAt }),

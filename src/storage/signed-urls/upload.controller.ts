@@ -67,7 +67,12 @@ export class UploadController {
   @ApiCreatedResponse({ type: UploadedItemDto, description: 'The stored item' })
   @ApiStorageErrors(
     [HttpStatus.BAD_REQUEST, 'VALIDATION_ERROR: not multipart, no file part, unknown fields, or a metadata rule broken'],
-    ...URL_ERRORS.filter(([status]) => status !== HttpStatus.NOT_FOUND),
+    ...URL_ERRORS.filter(([status]) => status !== HttpStatus.NOT_FOUND && status !== HttpStatus.PAYLOAD_TOO_LARGE),
+    [
+      HttpStatus.PAYLOAD_TOO_LARGE,
+      'PAYLOAD_TOO_LARGE: the file passed MAX_UPLOAD_BYTES. ALLOCATION_EXCEEDED (only with STORAGE_ENFORCE_ALLOCATION): ' +
+        "the file would take the organization's complete files plus its pending, unexpired reservations past its storageAllocation",
+    ],
   )
   uploadNonAllocated(
     @Param('organizationId') organizationId: string,

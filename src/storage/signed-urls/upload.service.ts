@@ -9,11 +9,12 @@ import { UploadedItemDto } from '../items/dto/storage-item.dto';
 import { StorageMetadata } from '../items/storage-item';
 import { kindOfContentType, normalizeContentType } from '../items/storage-kind';
 import { METADATA_MAX_BYTES, parseMetadata } from '../items/storage-metadata';
+import { StorageAllocation } from '../items/storage-allocation';
 import { StorageRepository } from '../items/storage.repository';
 import { OBJECT_STORE, ObjectStore, objectKeyFor } from '../object-store/object-store';
 import { StorageErrors } from '../storage.errors';
 import { SignedUrls, UploadQuery } from './signed-urls';
-import { UploadMeter } from './upload-meter';
+import { UploadLimits, UploadMeter } from './upload-meter';
 
 /**
  * The multipart metadata field as sent. The 2048-byte rule (METADATA_MAX_BYTES) is on the metadata as
@@ -27,7 +28,9 @@ const METADATA_FIELD_MAX_BYTES = 64 * 1024;
  * through an UploadMeter (size limit, sha256) into the object store, which commits them atomically; the row
  * becomes `complete` only after that, in one conditional statement. A URL is claimed in the database before
  * any byte is read, so two uploads to one URL give one success and one 409; a failed upload gives the claim
- * back and leaves no object.
+ * back and leaves no object. With STORAGE_ENFORCE_ALLOCATION, a non-allocated upload streams with the room
+ * left in the allocation as its limit and is checked again, atomically, when its row is written
+ * (StorageAllocation); a pre-allocated one reserved its bytes when its URL was issued.
  */
 @Injectable()
 export class UploadService {
@@ -38,6 +41,7 @@ export class UploadService {
     private readonly signedUrls: SignedUrls,
     @Inject(OBJECT_STORE) private readonly store: ObjectStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly allocation: StorageAllocation,
   ) {}
 
   /** PUT {upload_url}/<organizationId>/<mediaId>: the raw bytes of a pre-allocated item. */
@@ -100,7 +104,15 @@ export class UploadService {
     const itemId = randomUUID();
     const objectKey = objectKeyFor(organizationId, itemId);
     try {
-      const form = await this.receiveForm(request, objectKey);
+      // With STORAGE_ENFORCE_ALLOCATION, the file may take no more than the room left now (checked again below).
+      const { maxUploadBytes } = this.config.storage;
+      let limits: UploadLimits = { maxBytes: maxUploadBytes, limitReason: 'MAX_UPLOAD_BYTES' };
+      const usage = await this.allocation.usageNow(organizationId);
+      if (usage && usage.allocation - usage.reserved < maxUploadBytes) {
+        const room = Math.max(0, usage.allocation - usage.reserved);
+        limits = { maxBytes: room, limitReason: 'the room left in the storage allocation', exceeded: () => StorageErrors.allocationRoomExceeded(usage) };
+      }
+      const form = await this.receiveForm(request, objectKey, limits);
       if (!form.file) throw StorageErrors.validation('file is required: send the file as a multipart file part named "file"');
       let metadata: StorageMetadata | null = null;
       if (form.metadata !== undefined) {
@@ -109,9 +121,12 @@ export class UploadService {
         metadata = result.metadata;
       }
       const contentType = normalizeContentType(form.file.mimeType) ?? 'application/octet-stream';
-      const item = await this.repository.createComplete(
-        { id: itemId, organizationId, kind: kindOfContentType(contentType), size: form.file.bytes, contentType, metadata, objectKey },
-        form.file.checksum,
+      const file = form.file;
+      const item = await this.allocation.withinAllocation(organizationId, file.bytes, () =>
+        this.repository.createComplete(
+          { id: itemId, organizationId, kind: kindOfContentType(contentType), size: file.bytes, contentType, metadata, objectKey },
+          file.checksum,
+        ),
       );
       return UploadedItemDto.fromUpload(item, mediaUrl(this.config.urls.cdnUrl, organizationId, itemId));
     } catch (error) {
@@ -150,7 +165,7 @@ export class UploadService {
    * the whole body is read and the file is committed, or rejects with the first rule broken (after the
    * store has given up on the file, so the caller can remove whatever it left).
    */
-  private receiveForm(request: IncomingMessage, objectKey: string): Promise<ReceivedForm> {
+  private receiveForm(request: IncomingMessage, objectKey: string, limits: UploadLimits): Promise<ReceivedForm> {
     return new Promise<ReceivedForm>((resolve, reject) => {
       const form: ReceivedForm = {};
       let parser: busboy.Busboy;
@@ -188,7 +203,7 @@ export class UploadService {
           stream.resume();
           return fail(StorageErrors.validation(`Unexpected file field "${name}": the file goes in the field named "file"`));
         }
-        const fileMeter = new UploadMeter({ maxBytes: this.config.storage.maxUploadBytes, limitReason: 'MAX_UPLOAD_BYTES' });
+        const fileMeter = new UploadMeter(limits);
         meter = fileMeter;
         upload = this.streamInto(stream, fileMeter, objectKey).then(
           () => {

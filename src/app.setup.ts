@@ -33,6 +33,12 @@ export function configureApp(
 ): void {
   if (options.leanConfigPoll ?? true) installConfigPoll(app);
   app.disable('x-powered-by');
+  // Express would tag every JSON answer with an ETag and answer `If-None-Match` (even `*`, with no tag at
+  // all) with a 304 on any GET. The routes that promise validators (the config poll, the CDN) set their own
+  // ETag and answer conditional requests themselves; everywhere else conditionals are ignored.
+  app.set('etag', false);
+  const express = app.getHttpAdapter().getInstance() as { request: object };
+  Object.defineProperty(express.request, 'fresh', { get: () => false });
   app.set('trust proxy', TRUSTED_PROXIES);
   app.use(requestIdMiddleware);
   // Before body parsing, so that errors raised ahead of routing carry the CORS headers too.

@@ -81,6 +81,12 @@ describe('request bodies', () => {
       .expect(201);
   });
 
+  it('never answers 304 where no validator is promised, whatever If-None-Match says', async () => {
+    const listed = await api(t, org.key).get('/flags').set('If-None-Match', '*').expect(200);
+    expect(listed.headers).not.toHaveProperty('etag');
+    await request(t.http).get('/health').set('If-None-Match', '*').expect(200);
+  });
+
   it('leaves a body on a GET unread: it means nothing there, and is never an error the route does not document', async () => {
     await createFlag(t, org.key, { key: 'listed' });
     const listed = await api(t, org.key).get('/flags').set('Content-Type', 'text/plain').send('{"not": json').expect(200);

@@ -40,6 +40,7 @@ function CdnResponses() {
     ApiResponse({ status: 206, schema: file, description: 'The requested byte range, with Content-Range' }),
     ApiResponse({ status: 304, description: 'If-None-Match matched the ETag' }),
     ApiStorageErrors(
+      [HttpStatus.BAD_REQUEST, 'VALIDATION_ERROR: a path segment holds text no id can (a NUL, a lone surrogate)'],
       [HttpStatus.NOT_FOUND, 'NOT_FOUND: unknown, pending or deleted file'],
       [HttpStatus.REQUESTED_RANGE_NOT_SATISFIABLE, 'RANGE_NOT_SATISFIABLE: the range starts past the end'],
     ),

@@ -1,79 +1,24 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { objectKeyFor } from '../../src/storage/object-store/object-store';
 import { S3ObjectStore } from '../../src/storage/object-store/s3-object-store';
-import { S3_BUCKET } from '../support/servers/s3-server';
-
-// s3rver ships without type declarations.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const S3rver = require('s3rver') as new (options: Record<string, unknown>) => {
-  middleware: Array<(ctx: KoaContext, next: () => Promise<void>) => Promise<void>>;
-  run(): Promise<{ port: number }>;
-  close(): Promise<void>;
-};
-
-interface KoaContext {
-  method: string;
-  path: string;
-  query: Record<string, unknown>;
-  type: string;
-  status: number;
-  body: unknown;
-}
+import { S3_BUCKET, startS3Server } from '../support/servers/s3-server';
 
 const MiB = 1024 * 1024;
 /** The smallest part S3 (and the minio client) accepts. */
 const PART_SIZE = 5 * MiB;
 
-/**
- * s3rver on a directory of the test's own, with the multipart bookkeeping this test looks at. s3rver keeps an
- * open multipart upload as `<bucket>/._S3rver_uploads/<uploadId>/` until it is completed, but it implements
- * neither ListMultipartUploads nor AbortMultipartUpload, and it accepts a part for an upload that is gone.
- * Here, as on S3: ListMultipartUploads answers "none in progress" (like test/support/servers/s3-server.ts, so
- * a client that looks for an upload to resume goes on), AbortMultipartUpload removes the upload (204, or 404
- * NoSuchUpload), and UploadPart to an upload that is not open is a 404 NoSuchUpload.
- * TODO(test/support owner): fold these into startS3Server and use it here.
- */
+/** The store's settings for a startS3Server(), and what the test looks at of it. */
 async function startS3rverWithMultipart() {
-  const dir = mkdtempSync(join(tmpdir(), 'flagstore-s3-abort-'));
-  const uploadsDir = join(dir, S3_BUCKET, '._S3rver_uploads');
-  const server = new S3rver({ address: '127.0.0.1', port: 0, directory: dir, silent: true, configureBuckets: [{ name: S3_BUCKET }] });
-  const xml = (ctx: KoaContext, status: number, body: string) => {
-    ctx.status = status;
-    ctx.type = 'application/xml';
-    ctx.body = `<?xml version="1.0" encoding="UTF-8"?>${body}`;
-  };
-  server.middleware.unshift(async (ctx, next) => {
-    const uploadId = ctx.query.uploadId;
-    if (ctx.method === 'GET' && 'uploads' in ctx.query) {
-      return xml(ctx, 200, `<ListMultipartUploadsResult><Bucket>${S3_BUCKET}</Bucket><IsTruncated>false</IsTruncated></ListMultipartUploadsResult>`);
-    }
-    if (typeof uploadId !== 'string' || !/^[0-9a-f]+$/.test(uploadId) || !['PUT', 'DELETE'].includes(ctx.method)) return next();
-    const uploadDir = join(uploadsDir, uploadId);
-    if (!existsSync(uploadDir)) {
-      return xml(ctx, 404, `<Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist</Message></Error>`);
-    }
-    if (ctx.method === 'PUT') return next();
-    rmSync(uploadDir, { recursive: true, force: true });
-    ctx.status = 204;
-    ctx.body = null;
-  });
-  const { port } = await server.run();
+  const server = await startS3Server();
+  const { S3_ENDPOINT, S3_ACCESS_KEY, S3_SECRET_KEY, S3_REGION } = server.env;
   return {
-    settings: { endPoint: `http://127.0.0.1:${port}`, accessKey: 'S3RVER', secretKey: 'S3RVER', bucket: S3_BUCKET, region: 'us-east-1' },
-    /** Multipart uploads of `key` initiated and neither completed nor aborted. */
-    openUploads: (key: string) =>
-      (existsSync(uploadsDir) ? readdirSync(uploadsDir) : []).filter((id) => {
-        const keyFile = join(uploadsDir, id, 'key');
-        return existsSync(keyFile) ? readFileSync(keyFile, 'utf8') === key : true;
-      }),
-    close: async () => {
-      await server.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
+    settings: { endPoint: S3_ENDPOINT, accessKey: S3_ACCESS_KEY, secretKey: S3_SECRET_KEY, bucket: S3_BUCKET, region: S3_REGION },
+    openUploads: server.openUploads,
+    close: server.close,
   };
 }
 

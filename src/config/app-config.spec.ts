@@ -18,6 +18,8 @@ describe('loadConfig', () => {
     expect(config.corsOrigins).toBeUndefined();
     expect(config.storage).toEqual({ defaultAllocationBytes: 1024 ** 3, maxUploadBytes: 100 * 1024 ** 2, enforceAllocation: false });
     expect(config.apiRateLimitPerMinute).toBe(3000);
+    expect(config.log).toEqual({ level: 'info', format: 'json' });
+    expect(config.metricsToken).toBeUndefined();
     expect(config.authFailuresPerMinute).toBe(300);
   });
 
@@ -44,6 +46,9 @@ describe('loadConfig', () => {
     [{ API_RATE_LIMIT_PER_MINUTE: '0' }, 'API_RATE_LIMIT_PER_MINUTE'],
     [{ AUTH_FAILURES_PER_MINUTE: 'many' }, 'AUTH_FAILURES_PER_MINUTE'],
     [{ STORAGE_ENFORCE_ALLOCATION: 'yes' }, 'STORAGE_ENFORCE_ALLOCATION'],
+    [{ METRICS_TOKEN: 'z'.repeat(31) }, 'METRICS_TOKEN'],
+    [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL'],
+    [{ LOG_FORMAT: 'xml' }, 'LOG_FORMAT'],
     [{ MAX_UPLOAD_BYTES: '-1' }, 'MAX_UPLOAD_BYTES'],
     [{ S3_ENDPOINT: 'http://127.0.0.1:9000' }, 'S3_ACCESS_KEY'],
     [{ S3_REGION: 'eu-west-1' }, 'S3_REGION'],

@@ -36,6 +36,9 @@ export interface AppConfig {
   authFailuresPerMinute: number;
   /** Origins the API (admin API excluded) answers cross-origin: a list, `*`, or unset for no CORS at all. */
   corsOrigins?: CorsOrigins;
+  /** Unset: GET /metrics is open (scrape it on a private network); set: it needs `Authorization: Bearer <token>`. */
+  metricsToken?: string;
+  log: { level: LogLevel; format: 'json' | 'pretty' };
   /** SIGTERM: how long requests in flight may take to finish before the process exits. */
   shutdownGraceSeconds: number;
   storage: {
@@ -47,6 +50,9 @@ export interface AppConfig {
 }
 
 export type CorsOrigins = '*' | readonly string[];
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
 
@@ -81,6 +87,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     apiRateLimitPerMinute: integer(env, 'API_RATE_LIMIT_PER_MINUTE', 3000, 1, 1_000_000_000),
     authFailuresPerMinute: integer(env, 'AUTH_FAILURES_PER_MINUTE', 300, 1, 1_000_000_000),
     shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 1, 3600),
+    metricsToken: secret(env, 'METRICS_TOKEN'),
+    log: { level: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'), format: oneOf(env, 'LOG_FORMAT', ['json', 'pretty'] as const, 'json') },
     storage: {
       defaultAllocationBytes: integer(env, 'STORAGE_DEFAULT_ALLOCATION', 1024 ** 3, 0, Number.MAX_SAFE_INTEGER),
       maxUploadBytes: integer(env, 'MAX_UPLOAD_BYTES', 100 * 1024 ** 2, 1, Number.MAX_SAFE_INTEGER),
@@ -157,6 +165,13 @@ function text(env: Env, name: string): string | undefined {
 
 /** Tokens and secrets an attacker could try to guess: 32 characters or more. */
 export const MIN_SECRET_LENGTH = 32;
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = text(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) throw new ConfigValidationError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`);
+  return raw as T;
+}
 
 function boolean(env: Env, name: string, fallback: boolean): boolean {
   const raw = text(env, name)?.toLowerCase();

@@ -1,0 +1,207 @@
+import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadConfig, MIN_SECRET_LENGTH } from '../../src/config/app-config';
+import {
+  allReferences,
+  ComposeService,
+  DOCKER_DIR,
+  environmentOf,
+  readCompose,
+  resolvedEnvironment,
+  upstreamServers,
+} from '../support/docker-files';
+
+/**
+ * docker/compose.yml, checked against the service's configuration (src/config/app-config.ts) without a container
+ * engine: its services, the environment each instance gets (as loadConfig reads it), healthchecks, dependencies,
+ * and the names nginx.conf and the database init script rely on.
+ */
+const compose = readCompose();
+const services = compose.services;
+const INSTANCES = ['flagstore-1', 'flagstore-2'];
+const nginxConf = readFileSync(join(DOCKER_DIR, 'nginx.conf'), 'utf8');
+
+/** Every variable the file refers to, set to a sample of its own (secrets long enough, passwords URL-safe). */
+function sampleVariables(): Record<string, string> {
+  const names = [...new Set(allReferences().map((reference) => reference.name))];
+  return Object.fromEntries(
+    names.map((name) => {
+      if (name === 'PUBLIC_URL') return [name, 'https://flags.example.com'];
+      if (name === 'FLAGSTORE_HTTP_PORT') return [name, '9090'];
+      if (name === 'LOG_LEVEL') return [name, 'debug'];
+      if (name === 'S3_BUCKET') return [name, 'studio-files'];
+      return [name, `sample-${name.toLowerCase().replace(/_/g, '-')}-0123456789abcdef0123456789`];
+    }),
+  );
+}
+
+/** The two settings of the environment compose is run with: nothing set (the local defaults), and every variable set. */
+const SETTINGS: [string, Record<string, string>][] = [
+  ['no variables set (the local-only defaults)', {}],
+  ['every variable set', sampleVariables()],
+];
+
+function dependencies(service: ComposeService): Record<string, string> {
+  const raw = service.depends_on ?? {};
+  if (Array.isArray(raw)) return Object.fromEntries(raw.map((name) => [name, 'service_started']));
+  return Object.fromEntries(Object.entries(raw).map(([name, { condition }]) => [name, condition]));
+}
+
+function hostOf(url: string): { user: string; password: string; host: string; port: string; path: string } {
+  const parsed = new URL(url);
+  return { user: decodeURIComponent(parsed.username), password: decodeURIComponent(parsed.password), host: parsed.hostname, port: parsed.port, path: parsed.pathname };
+}
+
+describe('docker/compose.yml', () => {
+  it('runs PostgreSQL, Redis, MinIO and its bucket, two instances and nginx', () => {
+    expect(Object.keys(services).sort()).toEqual(['flagstore-1', 'flagstore-2', 'minio', 'minio-bucket', 'nginx', 'postgres', 'redis'].sort());
+    for (const name of INSTANCES) {
+      expect(services[name].build).toEqual({ context: '..', dockerfile: 'docker/Dockerfile' });
+      expect(existsSync(join(DOCKER_DIR, '..', services[name].build!.dockerfile))).toBe(true);
+    }
+  });
+
+  it('gives every long-running service a healthcheck; a one-shot has none and is waited for by its exit code', () => {
+    for (const [name, service] of Object.entries(services)) {
+      if (service.restart === 'no') {
+        expect({ name, healthcheck: service.healthcheck }).toEqual({ name, healthcheck: { disable: true } });
+        continue;
+      }
+      expect({ name, test: service.healthcheck?.test }).toEqual({ name, test: expect.anything() });
+      expect(service.healthcheck?.disable).toBeUndefined();
+    }
+  });
+
+  it('starts each service only once what it needs is healthy (or, for the bucket, done)', () => {
+    for (const [name, service] of Object.entries(services)) {
+      for (const [dependency, condition] of Object.entries(dependencies(service))) {
+        expect(Object.keys(services)).toContain(dependency);
+        const target = services[dependency];
+        const expected = target.restart === 'no' ? 'service_completed_successfully' : 'service_healthy';
+        expect({ name, dependency, condition }).toEqual({ name, dependency, condition: expected });
+      }
+    }
+    for (const name of INSTANCES) {
+      expect(dependencies(services[name])).toEqual({
+        postgres: 'service_healthy',
+        redis: 'service_healthy',
+        minio: 'service_healthy',
+        'minio-bucket': 'service_completed_successfully',
+      });
+    }
+    expect(dependencies(services['minio-bucket'])).toEqual({ minio: 'service_healthy' });
+    expect(dependencies(services.nginx)).toEqual({ 'flagstore-1': 'service_healthy', 'flagstore-2': 'service_healthy' });
+  });
+
+  it('sets on the instances only variables the service reads, and they are identical on both', () => {
+    const [first, second] = INSTANCES.map((name) => environmentOf(services[name]));
+    expect(second).toEqual(first);
+    // loadConfig reads each variable it knows through env[name]: a proxy records which ones it asked for.
+    const asked = new Set<string>();
+    const env = resolvedEnvironment(services['flagstore-1'], {});
+    loadConfig(new Proxy(env, { get: (target, name: string) => (asked.add(name), target[name]) }));
+    const unknown = Object.keys(first).filter((name) => !asked.has(name));
+    expect(unknown).toEqual([]);
+  });
+
+  it('refers only to variables with a default (so `up` works on a fresh checkout) or marked required', () => {
+    for (const reference of allReferences()) {
+      expect({ name: reference.name, operator: reference.operator }).toEqual({ name: reference.name, operator: expect.stringMatching(/^(:-|:\?)$/) });
+    }
+  });
+
+  describe.each(SETTINGS)('with %s', (_, variables) => {
+    const envOf = (name: string) => resolvedEnvironment(services[name], variables);
+
+    it('gives each instance a configuration that loadConfig accepts, on the compose services', () => {
+      for (const name of INSTANCES) {
+        const config = loadConfig(envOf(name));
+        expect(config.databaseUrl).toBeDefined();
+        expect(config.databaseMigrationUrl).toBeDefined();
+        expect(config.redisUrl).toBeDefined();
+        expect(config.s3).toBeDefined();
+        expect(config.adminToken!.length).toBeGreaterThanOrEqual(MIN_SECRET_LENGTH);
+        expect(config.uploadSigningSecret!.length).toBeGreaterThanOrEqual(MIN_SECRET_LENGTH);
+        expect(config.metricsToken!.length).toBeGreaterThanOrEqual(MIN_SECRET_LENGTH);
+        expect(hostOf(config.databaseUrl!)).toMatchObject({ user: 'flagstore_service', host: 'postgres', port: '5432', path: '/flagstore' });
+        expect(hostOf(config.databaseMigrationUrl!)).toMatchObject({ user: 'flagstore_owner', host: 'postgres', port: '5432', path: '/flagstore' });
+        expect(hostOf(config.redisUrl!)).toMatchObject({ host: 'redis', port: '6379' });
+        expect(hostOf(config.s3!.endPoint)).toMatchObject({ host: 'minio', port: '9000' });
+      }
+    });
+
+    it('shares the upload-signing secret (and everything else) between the instances', () => {
+      const [first, second] = INSTANCES.map((name) => loadConfig(envOf(name)));
+      expect(second.uploadSigningSecret).toBe(first.uploadSigningSecret);
+      expect(second).toEqual(first);
+    });
+
+    it('uses the passwords PostgreSQL and MinIO are given, and the bucket the one-shot creates', () => {
+      const config = loadConfig(envOf('flagstore-1'));
+      const postgres = envOf('postgres');
+      expect(hostOf(config.databaseUrl!).password).toBe(postgres.FLAGSTORE_SERVICE_PASSWORD);
+      expect(hostOf(config.databaseMigrationUrl!).password).toBe(postgres.FLAGSTORE_OWNER_PASSWORD);
+      const minio = envOf('minio');
+      expect(config.s3!.accessKey).toBe(minio.MINIO_ROOT_USER);
+      expect(config.s3!.secretKey).toBe(minio.MINIO_ROOT_PASSWORD);
+      expect(envOf('minio-bucket')).toMatchObject({
+        MINIO_ROOT_USER: minio.MINIO_ROOT_USER,
+        MINIO_ROOT_PASSWORD: minio.MINIO_ROOT_PASSWORD,
+        S3_BUCKET: config.s3!.bucket,
+      });
+      // `$$` is Compose's escape: the shell in the container expands these, from the environment above.
+      const command = ([] as string[]).concat(services['minio-bucket'].command ?? []).join(' ');
+      expect(command).toContain('mc mb --ignore-existing "flagstore/$$S3_BUCKET"');
+      expect(command).toContain('mc alias set flagstore http://minio:9000 "$$MINIO_ROOT_USER" "$$MINIO_ROOT_PASSWORD"');
+    });
+
+    it('points PUBLIC_URL at nginx, on the port it publishes', () => {
+      const config = loadConfig(envOf('flagstore-1'));
+      const published = (services.nginx.ports ?? []).map((mapping) => mapping.replace(/\$\{FLAGSTORE_HTTP_PORT:-(\d+)\}/, (_, port: string) => variables.FLAGSTORE_HTTP_PORT ?? port));
+      expect(published).toHaveLength(1);
+      const [hostPort, containerPort] = published[0].split(':');
+      expect(containerPort).toBe('80');
+      expect(nginxConf).toMatch(/^\s*listen 80;/m);
+      if (variables.PUBLIC_URL) expect(config.urls.publicUrl).toBe(variables.PUBLIC_URL);
+      else expect(config.urls.publicUrl).toBe(`http://localhost:${hostPort}`);
+    });
+  });
+
+  it('has nginx balance exactly the two instances, on the port they listen on', () => {
+    const port = loadConfig(resolvedEnvironment(services['flagstore-1'], {})).http.port;
+    expect(upstreamServers(nginxConf, 'flagstore')).toEqual(INSTANCES.map((host) => ({ host, port })));
+    expect(services.nginx.volumes).toContain('./nginx.conf:/etc/nginx/nginx.conf:ro');
+  });
+
+  it('probes each instance for readiness on its own port, and nginx on its own route', () => {
+    const port = loadConfig(resolvedEnvironment(services['flagstore-1'], {})).http.port;
+    for (const name of INSTANCES) {
+      const test = ([] as string[]).concat(services[name].healthcheck!.test!).join(' ');
+      expect(test).toContain(`http://127.0.0.1:${port}/health/ready`);
+    }
+    expect(([] as string[]).concat(services.nginx.healthcheck!.test!).join(' ')).toContain('http://127.0.0.1/nginx-health');
+    expect(nginxConf).toMatch(/location = \/nginx-health \{[^}]*return 200/);
+  });
+
+  it('lets an instance drain for SHUTDOWN_GRACE_SECONDS before Compose kills it', () => {
+    const grace = loadConfig(resolvedEnvironment(services['flagstore-1'], {})).shutdownGraceSeconds;
+    for (const name of INSTANCES) {
+      const stop = /^(\d+)s$/.exec(services[name].stop_grace_period ?? '');
+      expect(stop).not.toBeNull();
+      expect(Number(stop![1])).toBeGreaterThan(grace);
+    }
+  });
+
+  it('creates the database roles of README "Database roles" on an empty PostgreSQL volume', () => {
+    const mount = (services.postgres.volumes ?? []).find((volume) => volume.includes('/docker-entrypoint-initdb.d/'));
+    expect(mount).toBe('./postgres-init.sh:/docker-entrypoint-initdb.d/10-flagstore-roles.sh:ro');
+    const script = join(DOCKER_DIR, 'postgres-init.sh');
+    accessSync(script, constants.X_OK);
+    const sql = readFileSync(script, 'utf8');
+    expect(sql).toMatch(/CREATE ROLE flagstore_owner LOGIN NOSUPERUSER .*PASSWORD :'owner_password';/);
+    expect(sql).toMatch(/CREATE ROLE flagstore_service LOGIN NOSUPERUSER .*PASSWORD :'service_password';/);
+    expect(sql).toContain('CREATE DATABASE flagstore OWNER flagstore_owner;');
+    expect(sql).toContain('owner_password="$FLAGSTORE_OWNER_PASSWORD"');
+    expect(sql).toContain('service_password="$FLAGSTORE_SERVICE_PASSWORD"');
+  });
+});

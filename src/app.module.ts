@@ -9,7 +9,7 @@ import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { FlagConfigModule } from './flag-config/flag-config.module';
 import { FlagsModule } from './flags/flags.module';
-import { HealthController } from './health/health.controller';
+import { HealthModule } from './health/health.module';
 import { OrganizationsModule } from './organizations/organizations.module';
 import { QuotaModule } from './quota/quota.module';
 import { StorageModule } from './storage/storage.module';
@@ -32,8 +32,8 @@ export class AppModule {
         FlagConfigModule,
         FlagsModule,
         StorageModule,
+        HealthModule,
       ],
-      controllers: [HealthController],
       providers: [{ provide: APP_FILTER, useClass: ApiExceptionFilter }],
     };
   }

@@ -18,6 +18,8 @@ import { CDN_ROUTE, STORAGE_PATHS, UPLOAD_ROUTE } from './storage/storage-routes
 /** Routes served at the root of PUBLIC_URL rather than under base_url. */
 const ROOT_ROUTES = [
   { path: 'health', method: RequestMethod.ALL },
+  { path: 'health/live', method: RequestMethod.ALL },
+  { path: 'health/ready', method: RequestMethod.ALL },
   { path: `${UPLOAD_ROUTE}/{*path}`, method: RequestMethod.ALL },
   { path: `${CDN_ROUTE}/{*path}`, method: RequestMethod.ALL },
 ];

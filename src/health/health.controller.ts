@@ -1,31 +1,49 @@
-import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiProperty, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { Controller, Get, Header, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
 import { Public } from '../auth/auth.decorators';
-import { ApiErrorDto } from '../common/dto/api-error.dto';
+import { HealthCheckResultDto, LegacyHealthDto } from './health.dto';
+import { HealthChecks } from './readiness';
 
-class HealthDto {
-  @ApiProperty({ example: 'ok' }) status: 'ok';
-  @ApiProperty({ example: 'up' }) database: 'up';
-}
+const NO_CACHE = 'no-cache, no-store, must-revalidate';
+const NOT_READY = 'A check failed or timed out (each has 2 s): `error` names it and says why';
 
 @ApiTags('health')
 @Public()
 @Controller('health')
 export class HealthController {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(private readonly checks: HealthChecks) {}
 
   @Get()
-  @ApiOperation({ summary: 'Liveness and readiness: answers 200 when the database answers' })
-  @ApiOkResponse({ type: HealthDto })
-  @ApiServiceUnavailableResponse({ type: ApiErrorDto, description: 'The database does not answer' })
-  async check(): Promise<HealthDto> {
-    try {
-      await this.dataSource.query('SELECT 1');
-    } catch {
-      throw new ServiceUnavailableException('Database unavailable');
-    }
-    return { status: 'ok', database: 'up' };
+  @Header('Cache-Control', NO_CACHE)
+  @ApiOperation({ summary: 'Readiness, as GET /health/ready, answered in the original body when ready' })
+  @ApiOkResponse({ type: LegacyHealthDto })
+  @ApiServiceUnavailableResponse({ type: HealthCheckResultDto, description: NOT_READY })
+  async check(@Res({ passthrough: true }) response: Response): Promise<LegacyHealthDto | HealthCheckResultDto> {
+    const { ready, result } = await this.checks.ready();
+    if (ready) return { status: 'ok', database: 'up' };
+    response.status(503);
+    return result as HealthCheckResultDto;
+  }
+
+  @Get('live')
+  @Header('Cache-Control', NO_CACHE)
+  @ApiOperation({ summary: 'Liveness: the process answers (no dependency is checked)' })
+  @ApiOkResponse({ type: HealthCheckResultDto })
+  async live(): Promise<HealthCheckResultDto> {
+    return (await this.checks.live()) as HealthCheckResultDto;
+  }
+
+  @Get('ready')
+  @Header('Cache-Control', NO_CACHE)
+  @ApiOperation({
+    summary: 'Readiness: the database answers and is migrated; Redis (REDIS_URL) and the object store answer',
+  })
+  @ApiOkResponse({ type: HealthCheckResultDto })
+  @ApiServiceUnavailableResponse({ type: HealthCheckResultDto, description: NOT_READY })
+  async ready(@Res({ passthrough: true }) response: Response): Promise<HealthCheckResultDto> {
+    const { ready, result } = await this.checks.ready();
+    if (!ready) response.status(503);
+    return result as HealthCheckResultDto;
   }
 }

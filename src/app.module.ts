@@ -10,6 +10,7 @@ import { DatabaseModule } from './database/database.module';
 import { FlagConfigModule } from './flag-config/flag-config.module';
 import { FlagsModule } from './flags/flags.module';
 import { HealthModule } from './health/health.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { OrganizationsModule } from './organizations/organizations.module';
 import { QuotaModule } from './quota/quota.module';
 import { StorageModule } from './storage/storage.module';
@@ -33,6 +34,7 @@ export class AppModule {
         FlagsModule,
         StorageModule,
         HealthModule,
+        MetricsModule,
       ],
       providers: [{ provide: APP_FILTER, useClass: ApiExceptionFilter }],
     };

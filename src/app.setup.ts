@@ -13,6 +13,8 @@ import { requestIdMiddleware } from './common/request-id';
 import { createValidationPipe } from './common/validation';
 import { AppConfig } from './config/app-config';
 import { FlagConfigPoll } from './flag-config/flag-config-poll';
+import { httpMetrics } from './metrics/http-metrics';
+import { Metrics } from './metrics/metrics';
 import { CDN_ROUTE, STORAGE_PATHS, UPLOAD_ROUTE } from './storage/storage-routes';
 
 /** Routes served at the root of PUBLIC_URL rather than under base_url. */
@@ -20,6 +22,7 @@ const ROOT_ROUTES = [
   { path: 'health', method: RequestMethod.ALL },
   { path: 'health/live', method: RequestMethod.ALL },
   { path: 'health/ready', method: RequestMethod.ALL },
+  { path: 'metrics', method: RequestMethod.ALL },
   { path: `${UPLOAD_ROUTE}/{*path}`, method: RequestMethod.ALL },
   { path: `${CDN_ROUTE}/{*path}`, method: RequestMethod.ALL },
 ];
@@ -43,6 +46,7 @@ export function configureApp(
   Object.defineProperty(express.request, 'fresh', { get: () => false });
   app.set('trust proxy', TRUSTED_PROXIES);
   app.use(requestIdMiddleware);
+  app.use(httpMetrics(app.get(Metrics)));
   // Before body parsing, so that errors raised ahead of routing carry the CORS headers too.
   app.use(corsMiddleware(config.corsOrigins));
   // Upload bodies are file bytes streamed to the object store, never parsed, whatever their Content-Type.

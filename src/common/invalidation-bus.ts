@@ -9,8 +9,10 @@ import {
   Module,
   OnApplicationShutdown,
   OnModuleInit,
+  Optional,
 } from '@nestjs/common';
 import { DATABASE_URL } from '../database/database.module';
+import { Metrics } from '../metrics/metrics';
 import { BusTransport, PostgresTransport, RedisTransport } from './invalidation-transports';
 import { RedisConnections } from './redis/redis.module';
 
@@ -22,6 +24,8 @@ interface Message {
   origin: string;
   topic: InvalidationTopic | 'reset';
   id: string;
+  /** When it was published (ms since the epoch), for the lag metric; messages of older versions have none. */
+  sentAt?: number;
 }
 
 const RESET = 'reset';
@@ -51,7 +55,11 @@ export class InvalidationBus implements OnModuleInit, BeforeApplicationShutdown,
   private retryTimer?: NodeJS.Timeout;
   private failing = false;
 
-  constructor(redis: RedisConnections, @Inject(DATABASE_URL) databaseUrl: string) {
+  constructor(
+    redis: RedisConnections,
+    @Inject(DATABASE_URL) databaseUrl: string,
+    @Optional() private readonly metrics?: Metrics,
+  ) {
     this.local.setMaxListeners(50);
     const receiver = {
       message: (raw: string) => this.receive(raw),
@@ -84,7 +92,7 @@ export class InvalidationBus implements OnModuleInit, BeforeApplicationShutdown,
 
   publish(topic: InvalidationTopic, id: string): void {
     this.local.emit(topic, id);
-    this.enqueue({ origin: this.instanceId, topic, id });
+    this.enqueue({ origin: this.instanceId, topic, id, sentAt: Date.now() });
   }
 
   subscribe(topic: InvalidationTopic, handler: (id: string) => void): void {
@@ -103,7 +111,7 @@ export class InvalidationBus implements OnModuleInit, BeforeApplicationShutdown,
 
   private enqueue(message: Message): void {
     if (this.outbox.length >= OUTBOX_LIMIT) {
-      this.outbox = [{ origin: this.instanceId, topic: RESET, id: '' }];
+      this.outbox = [{ origin: this.instanceId, topic: RESET, id: '', sentAt: Date.now() }];
     } else {
       this.outbox.push(message);
     }
@@ -154,6 +162,7 @@ export class InvalidationBus implements OnModuleInit, BeforeApplicationShutdown,
       return;
     }
     if (message.origin === this.instanceId) return;
+    if (typeof message.sentAt === 'number') this.metrics?.busLag.observe(Math.max(0, Date.now() - message.sentAt) / 1000);
     if (message.topic === RESET) this.reset('another instance could not say what changed');
     else this.local.emit(message.topic, message.id);
   }

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { ApiKeyAuthenticator } from '../auth/api-key-authenticator';
 import { AuthFailureLimiter } from '../auth/auth-failure-limiter';
 import { permissionRefusal } from '../auth/auth.errors';
@@ -8,6 +8,7 @@ import { Principal } from '../auth/principal';
 import { apiCors } from '../common/cors';
 import { writeApiError } from '../common/filters/api-exception.filter';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { Metrics, PollCounters } from '../metrics/metrics';
 import { Permission } from '../organizations/permission';
 import { ifNoneMatchMatches } from '../common/etag';
 import { CONFIG_CACHE_CONTROL, ConfigPayload } from './config-payload';
@@ -29,6 +30,8 @@ export const CONFIG_POLL_PERMISSION = Permission.FLAGS_READ;
 export class FlagConfigPoll {
   /** The API's CORS rules (CORS_ORIGINS), which this path applies itself since it runs ahead of Express. */
   private readonly cors: ReturnType<typeof apiCors>;
+  /** 200, 304 and 429, each a counter bound once: a poll increments one and builds nothing. */
+  private readonly polls: PollCounters;
 
   constructor(
     private readonly authenticator: ApiKeyAuthenticator,
@@ -36,8 +39,10 @@ export class FlagConfigPoll {
     private readonly limiter: ConfigRateLimiter,
     private readonly cache: FlagConfigCache,
     @Inject(APP_CONFIG) config: AppConfig,
+    @Optional() metrics?: Metrics,
   ) {
     this.cors = apiCors(config.corsOrigins);
+    this.polls = (metrics ?? new Metrics()).pollCounters();
   }
 
   matches(request: IncomingMessage): boolean {
@@ -61,9 +66,10 @@ export class FlagConfigPoll {
   /** The answer once guards have passed: 304 when If-None-Match matches, else the cached bytes. */
   respond(principal: Principal, request: IncomingMessage, response: ServerResponse): void {
     const payload = this.cache.get(principal.organizationId);
-    if (!(payload instanceof Promise)) return send(request, response, payload);
+    const polls = this.polls;
+    if (!(payload instanceof Promise)) return send(request, response, payload, polls);
     payload.then(
-      (built) => send(request, response, built),
+      (built) => send(request, response, built, polls),
       (error: unknown) => writeApiError(response, error),
     );
   }
@@ -80,19 +86,23 @@ export class FlagConfigPoll {
   }
 
   private counted(record: ThrottlerStorageRecord, principal: Principal, request: IncomingMessage, response: ServerResponse): void {
-    if (record.isBlocked) return writeApiError(response, this.limiter.rejection(record));
+    if (record.isBlocked) {
+      this.polls.limited.inc();
+      return writeApiError(response, this.limiter.rejection(record));
+    }
     this.respond(principal, request, response);
   }
 }
 
 function noop(): void {}
 
-function send(request: IncomingMessage, response: ServerResponse, payload: ConfigPayload): void {
+function send(request: IncomingMessage, response: ServerResponse, payload: ConfigPayload, polls: PollCounters): void {
   const ifNoneMatch = request.headers['if-none-match'];
   // Pollers send back the ETag exactly as they got it: one string compare instead of parsing the list.
   if (ifNoneMatch === payload.etagHeader || ifNoneMatchMatches(ifNoneMatch, payload.etag)) {
     response.writeHead(304, { ETag: payload.etagHeader, 'Cache-Control': CONFIG_CACHE_CONTROL });
     response.end();
+    polls.notModified.inc();
     return;
   }
   response.writeHead(200, {
@@ -102,4 +112,5 @@ function send(request: IncomingMessage, response: ServerResponse, payload: Confi
     'Cache-Control': CONFIG_CACHE_CONTROL,
   });
   response.end(request.method === 'HEAD' ? undefined : payload.body);
+  polls.ok.inc();
 }

@@ -1,7 +1,8 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { InvalidationBus } from '../common/invalidation-bus';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { FlagsRepository } from '../flags/flags.repository';
+import { Metrics } from '../metrics/metrics';
 import { buildConfigPayload, ConfigPayload } from './config-payload';
 
 /**
@@ -30,6 +31,7 @@ export class FlagConfigCache {
     private readonly flags: FlagsRepository,
     bus: InvalidationBus,
     @Inject(APP_CONFIG) config: AppConfig,
+    @Optional() private readonly metrics?: Metrics,
   ) {
     this.maxAgeMs = config.redisUrl ? 60_000 : 5_000;
     bus.subscribe('flags', (organizationId) => this.invalidate(organizationId));
@@ -75,6 +77,7 @@ export class FlagConfigCache {
       .then(
         (entries) => {
           const payload = buildConfigPayload(entries);
+          this.metrics?.payloadRebuilds.inc();
           if ((this.generations.get(organizationId) ?? 0) === generation && this.epoch === epoch) {
             this.payloads.set(organizationId, payload);
             this.lastKnown.set(organizationId, payload);

@@ -1,9 +1,11 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import busboy from 'busboy';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
+import { DomainError } from '../../common/domain-error';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { Metrics } from '../../metrics/metrics';
 import { mediaUrl } from '../cdn/media-url';
 import { UploadedItemDto } from '../items/dto/storage-item.dto';
 import { StorageMetadata } from '../items/storage-item';
@@ -42,10 +44,33 @@ export class UploadService {
     @Inject(OBJECT_STORE) private readonly store: ObjectStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly allocation: StorageAllocation,
+    @Optional() private readonly metrics?: Metrics,
   ) {}
 
   /** PUT {upload_url}/<organizationId>/<mediaId>: the raw bytes of a pre-allocated item. */
-  async uploadPreallocated(organizationId: string, mediaId: string, query: UploadQuery, request: IncomingMessage): Promise<UploadedItemDto> {
+  uploadPreallocated(organizationId: string, mediaId: string, query: UploadQuery, request: IncomingMessage): Promise<UploadedItemDto> {
+    return this.measured(this.receivePreallocated(organizationId, mediaId, query, request));
+  }
+
+  /** POST {upload_url}/<organizationId>: multipart form with `file` and optional `metadata`. */
+  uploadNonAllocated(organizationId: string, query: UploadQuery, request: IncomingMessage): Promise<UploadedItemDto> {
+    return this.measured(this.receiveNonAllocated(organizationId, query, request));
+  }
+
+  /** Counts the bytes of a stored upload, or the failure by its error code. */
+  private async measured(upload: Promise<UploadedItemDto>): Promise<UploadedItemDto> {
+    try {
+      const item = await upload;
+      this.metrics?.uploadBytes.inc(item.size);
+      return item;
+    } catch (error) {
+      // Domain errors by their code; anything else (a store or database fault) as one bucket.
+      this.metrics?.uploadFailures.inc({ code: error instanceof DomainError ? error.code : 'UNEXPECTED' });
+      throw error;
+    }
+  }
+
+  private async receivePreallocated(organizationId: string, mediaId: string, query: UploadQuery, request: IncomingMessage): Promise<UploadedItemDto> {
     const grant = this.signedUrls.verifyPreallocated(organizationId, mediaId, query);
     const contentType = normalizeContentType(request.headers['content-type']);
     if (contentType !== grant.contentType) {
@@ -91,8 +116,7 @@ export class UploadService {
     return UploadedItemDto.fromUpload(completed, mediaUrl(this.config.urls.cdnUrl, organizationId, mediaId));
   }
 
-  /** POST {upload_url}/<organizationId>: multipart form with `file` and optional `metadata`. */
-  async uploadNonAllocated(organizationId: string, query: UploadQuery, request: IncomingMessage): Promise<UploadedItemDto> {
+  private async receiveNonAllocated(organizationId: string, query: UploadQuery, request: IncomingMessage): Promise<UploadedItemDto> {
     const grant = this.signedUrls.verifyNonAllocated(organizationId, query);
     if (!/^multipart\/form-data\s*;/i.test(request.headers['content-type'] ?? '')) {
       throw StorageErrors.validation('The upload must be multipart/form-data with a file field named "file"');

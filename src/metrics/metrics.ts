@@ -1,0 +1,145 @@
+import { Injectable, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Pool } from 'pg';
+import type { DataSource } from 'typeorm';
+import { ConfigThrottlerStorage } from '../flag-config/config-throttler.storage';
+
+/** A pre-bound counter child: incrementing it builds nothing. */
+export interface Increment {
+  inc(): void;
+}
+
+/** The config poll's outcomes, each counted by a child bound once. */
+export interface PollCounters {
+  ok: Increment;
+  notModified: Increment;
+  limited: Increment;
+}
+
+/**
+ * The service's Prometheus series, in a registry of this application's own (several apps in one process, as
+ * in the tests, do not share series): the default process metrics, and the series decisions.md lists.
+ * Values held elsewhere (the database pool, the rate limiter's fallback counts) are read at scrape time.
+ */
+@Injectable()
+export class Metrics implements OnModuleInit, OnApplicationShutdown {
+  readonly registry = new Registry();
+
+  readonly httpRequests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered by the Nest routes (not the lean config poll), by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly httpDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time to answer a request on the Nest routes (not the lean config poll), by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+  readonly configPolls = new Counter({
+    name: 'flagstore_config_polls_total',
+    help: 'GET /v1/flags/config answers by outcome: 200, 304, 429',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly payloadRebuilds = new Counter({
+    name: 'flagstore_config_payload_rebuilds_total',
+    help: 'Config payloads built from the database (after a change, an expiry, or a reset)',
+    registers: [this.registry],
+  });
+  readonly streamConnections = new Gauge({
+    name: 'flagstore_stream_connections',
+    help: 'Open config change streams',
+    registers: [this.registry],
+  });
+  readonly uploadBytes = new Counter({
+    name: 'flagstore_upload_bytes_total',
+    help: 'Bytes of uploads stored (completed uploads only)',
+    registers: [this.registry],
+  });
+  readonly uploadFailures = new Counter({
+    name: 'flagstore_upload_failures_total',
+    help: 'Uploads that failed, by error code',
+    labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+  readonly busLag = new Histogram({
+    name: 'flagstore_invalidation_bus_lag_seconds',
+    help: 'Time from an invalidation published on another instance to its receipt here',
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30],
+    registers: [this.registry],
+  });
+
+  constructor(@Optional() private readonly moduleRef?: ModuleRef) {
+    const metrics = this;
+    new Gauge({
+      name: 'flagstore_db_pool_connections',
+      help: 'Connections of the database pool: total, idle, and requests waiting for one',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      collect() {
+        const pool = metrics.pool();
+        if (!pool) return;
+        this.set({ state: 'total' }, pool.totalCount);
+        this.set({ state: 'idle' }, pool.idleCount);
+        this.set({ state: 'waiting' }, pool.waitingCount);
+      },
+    });
+    new Counter({
+      name: 'flagstore_rate_limit_fallback_hits_total',
+      help: 'Config polls counted on this instance alone because the shared limiter store (Redis) was unavailable',
+      registers: [this.registry],
+      collect() {
+        const limiter = metrics.limiter();
+        if (!limiter) return;
+        this.reset();
+        this.inc(limiter.fallbackHits);
+      },
+    });
+    new Counter({
+      name: 'flagstore_rate_limit_store_outages_total',
+      help: 'Times the shared limiter store (Redis) became unavailable',
+      registers: [this.registry],
+      collect() {
+        const limiter = metrics.limiter();
+        if (!limiter) return;
+        this.reset();
+        this.inc(limiter.outages);
+      },
+    });
+  }
+
+  onModuleInit(): void {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  onApplicationShutdown(): void {
+    this.registry.clear();
+  }
+
+  /** The poll's counters, bound once so that a poll only increments. */
+  pollCounters(): PollCounters {
+    return { ok: this.configPolls.labels('200'), notModified: this.configPolls.labels('304'), limited: this.configPolls.labels('429') };
+  }
+
+  private pool(): Pool | undefined {
+    const dataSource = this.find<DataSource>(getDataSourceToken());
+    return (dataSource?.driver as { master?: Pool } | undefined)?.master;
+  }
+
+  private limiter(): ConfigThrottlerStorage['limiter'] | undefined {
+    return this.find(ConfigThrottlerStorage)?.limiter;
+  }
+
+  private find<T>(token: string | symbol | (abstract new (...args: never[]) => T) | object): T | undefined {
+    try {
+      return this.moduleRef?.get(token as string, { strict: false }) as T | undefined;
+    } catch {
+      return undefined;
+    }
+  }
+}

@@ -10,6 +10,7 @@ import { DatabaseModule } from './database/database.module';
 import { FlagConfigModule } from './flag-config/flag-config.module';
 import { FlagsModule } from './flags/flags.module';
 import { HealthModule } from './health/health.module';
+import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { OrganizationsModule } from './organizations/organizations.module';
 import { QuotaModule } from './quota/quota.module';
@@ -22,6 +23,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        LoggingModule,
         DatabaseModule.forRoot(databaseUrl),
         RedisModule,
         InvalidationBusModule,

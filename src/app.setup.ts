@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { INestApplication, RequestMethod } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
+import type { Logger as PinoLogger } from 'pino';
+import { pinoHttp } from 'pino-http';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { ADMIN_SECURITY, API_KEY_SECURITY } from './auth/auth.decorators';
-import { TRUSTED_PROXIES } from './auth/client-address';
 import { API_PREFIX } from './common/api-prefix';
 import { corsMiddleware } from './common/cors';
 import { addCommonResponses } from './common/openapi-common-responses';
@@ -12,7 +13,8 @@ import { RawInputPipe } from './common/raw-input.pipe';
 import { requestIdMiddleware } from './common/request-id';
 import { createValidationPipe } from './common/validation';
 import { AppConfig } from './config/app-config';
-import { FlagConfigPoll } from './flag-config/flag-config-poll';
+import { CONFIG_POLL_PATH, FlagConfigPoll } from './flag-config/flag-config-poll';
+import { requestLogLine, requestLogOptions, ROOT_LOGGER } from './logging/logging.module';
 import { httpMetrics } from './metrics/http-metrics';
 import { Metrics } from './metrics/metrics';
 import { CDN_ROUTE, STORAGE_PATHS, UPLOAD_ROUTE } from './storage/storage-routes';
@@ -36,7 +38,8 @@ export function configureApp(
   config: AppConfig,
   options: { leanConfigPoll?: boolean } = {},
 ): void {
-  if (options.leanConfigPoll ?? true) installConfigPoll(app);
+  const logger = app.get<PinoLogger>(ROOT_LOGGER);
+  if (options.leanConfigPoll ?? true) installConfigPoll(app, logger);
   app.disable('x-powered-by');
   // Express would tag every JSON answer with an ETag and answer `If-None-Match` (even `*`, with no tag at
   // all) with a 304 on any GET. The routes that promise validators (the config poll, the CDN) set their own
@@ -44,9 +47,11 @@ export function configureApp(
   app.set('etag', false);
   const express = app.getHttpAdapter().getInstance() as { request: object };
   Object.defineProperty(express.request, 'fresh', { get: () => false });
-  app.set('trust proxy', TRUSTED_PROXIES);
+  app.set('trust proxy', config.trustProxy);
   app.use(requestIdMiddleware);
   app.use(httpMetrics(app.get(Metrics)));
+  // First, so that every request gets its line, those refused before routing included.
+  app.use(pinoHttp({ logger, ...requestLogOptions(config) }));
   // Before body parsing, so that errors raised ahead of routing carry the CORS headers too.
   app.use(corsMiddleware(config.corsOrigins));
   // Upload bodies are file bytes streamed to the object store, never parsed, whatever their Content-Type.
@@ -79,13 +84,29 @@ function setupOpenApi(app: INestApplication, config: AppConfig): void {
  * and response wrappers or walks its router, which is most of what a request costs on this path.
  * Every other request goes to Express untouched.
  */
-function installConfigPoll(app: NestExpressApplication): void {
+function installConfigPoll(app: NestExpressApplication, logger: PinoLogger): void {
   const server = app.getHttpServer();
   const poll = app.get(FlagConfigPoll);
   const [express, ...others] = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
   if (!express || others.length > 0) throw new Error('Expected exactly one request listener (Express) on the HTTP server');
   server.removeListener('request', express);
-  server.on('request', (request: IncomingMessage, response: ServerResponse) =>
-    poll.matches(request) ? poll.handle(request, response) : express(request, response),
-  );
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    if (!poll.matches(request)) return express(request, response);
+    const started = Date.now();
+    poll.handle(request, response);
+    // Only what is not a 200, 304 or 429 is logged, so that the hot path stays free: a cached poll has
+    // answered by now, and costs one status check.
+    if (response.writableEnded) logUnusualPoll(logger, request, response, started);
+    else response.once('finish', () => logUnusualPoll(logger, request, response, started));
+  });
+}
+
+const ROUTINE_POLL_STATUSES = new Set([200, 304, 429]);
+
+function logUnusualPoll(logger: PinoLogger, request: IncomingMessage, response: ServerResponse, started: number): void {
+  const status = response.statusCode;
+  if (ROUTINE_POLL_STATUSES.has(status)) return;
+  const line = { ...requestLogLine(request, response, Date.now() - started), route: CONFIG_POLL_PATH };
+  if (status >= 500) logger.error(line, 'request failed');
+  else logger.info(line, 'request completed');
 }

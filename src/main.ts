@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Logger, ServiceUnavailableException } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
+import { Logger as PinoNestLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { configureApp } from './app.setup';
 import { writeApiError } from './common/filters/api-exception.filter';
@@ -27,7 +28,10 @@ async function bootstrap(): Promise<void> {
   const database = await openDatabase(config);
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, database.url), {
     bodyParser: false,
+    // Held until the JSON logger is in place, then written through it.
+    bufferLogs: true,
   });
+  app.useLogger(app.get(PinoNestLogger));
   configureApp(app, config);
   const server = app.getHttpServer();
   const poll = app.get(FlagConfigPoll);

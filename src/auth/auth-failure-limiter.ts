@@ -1,5 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { IncomingMessage } from 'node:http';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { clientAddressResolver } from './client-address';
 
 /** The fixed window failed authentications are counted in. */
 export const AUTH_FAILURE_WINDOW_MS = 60_000;
@@ -22,10 +24,13 @@ interface Window {
 export class AuthFailureLimiter {
   static readonly MAX_ADDRESSES = 100_000;
   readonly limit: number;
+  /** The address a request's failures are counted under (TRUST_PROXY decides whose X-Forwarded-For counts). */
+  readonly addressOf: (request: IncomingMessage) => string;
   private readonly windows = new Map<string, Window>();
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     this.limit = config.authFailuresPerMinute;
+    this.addressOf = clientAddressResolver(config.trustProxy);
   }
 
   /** Seconds until `address` may try again, or 0 when it may go on. */

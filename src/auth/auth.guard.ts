@@ -8,7 +8,6 @@ import { ApiKeyAuthenticator } from './api-key-authenticator';
 import { AuthFailureLimiter } from './auth-failure-limiter';
 import { Access, ACCESS_KEY, PERMISSION_KEY } from './auth.decorators';
 import { AuthErrors, permissionRefusal } from './auth.errors';
-import { clientAddress } from './client-address';
 import { AuthenticatedRequest, Principal } from './principal';
 
 /**
@@ -61,7 +60,7 @@ export function authenticateOrCount(
   const authorization = request.headers.authorization;
   const cached = authenticator.cached(authorization);
   if (cached) return cached;
-  const address = clientAddress(request);
+  const address = failures.addressOf(request);
   const wait = failures.retryAfterSeconds(address);
   if (wait > 0) return Promise.reject(AuthErrors.tooManyFailures(failures.limit, wait));
   failures.record(address);

@@ -2,14 +2,11 @@ import type { IncomingMessage } from 'node:http';
 import proxyAddr from 'proxy-addr';
 
 /**
- * Which proxies may name the client in X-Forwarded-For: loopback only (a proxy on the same host, as nginx
- * in front of each instance). Express's `trust proxy` is set to the same value, so `request.ip` agrees.
+ * The client's address as Express's `request.ip` gives it (Express's `trust proxy` is set from the same
+ * TRUST_PROXY), for any Node request, the lean poll's included: the socket's address, or the one a trusted
+ * proxy put in X-Forwarded-For.
  */
-export const TRUSTED_PROXIES = 'loopback';
-
-const trusted = proxyAddr.compile(TRUSTED_PROXIES);
-
-/** The client's address as Express's `request.ip` gives it, for a raw Node request (the lean poll). */
-export function clientAddress(request: IncomingMessage): string {
-  return proxyAddr(request as Parameters<typeof proxyAddr>[0], trusted);
+export function clientAddressResolver(trustProxy: readonly string[]): (request: IncomingMessage) => string {
+  const trusted = proxyAddr.compile([...trustProxy]);
+  return (request) => proxyAddr(request as Parameters<typeof proxyAddr>[0], trusted);
 }

@@ -19,6 +19,8 @@ describe('loadConfig', () => {
     expect(config.storage).toEqual({ defaultAllocationBytes: 1024 ** 3, maxUploadBytes: 100 * 1024 ** 2, enforceAllocation: false });
     expect(config.apiRateLimitPerMinute).toBe(3000);
     expect(config.log).toEqual({ level: 'info', format: 'json' });
+    expect(config.trustProxy).toEqual(['loopback']);
+    expect(loadConfig({ TRUST_PROXY: 'loopback, 172.16.0.0/12' }).trustProxy).toEqual(['loopback', '172.16.0.0/12']);
     expect(config.metricsToken).toBeUndefined();
     expect(config.authFailuresPerMinute).toBe(300);
   });
@@ -49,6 +51,7 @@ describe('loadConfig', () => {
     [{ METRICS_TOKEN: 'z'.repeat(31) }, 'METRICS_TOKEN'],
     [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL'],
     [{ LOG_FORMAT: 'xml' }, 'LOG_FORMAT'],
+    [{ TRUST_PROXY: '10.0.0.0/99' }, 'TRUST_PROXY'],
     [{ MAX_UPLOAD_BYTES: '-1' }, 'MAX_UPLOAD_BYTES'],
     [{ S3_ENDPOINT: 'http://127.0.0.1:9000' }, 'S3_ACCESS_KEY'],
     [{ S3_REGION: 'eu-west-1' }, 'S3_REGION'],

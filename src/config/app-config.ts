@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import proxyAddr from 'proxy-addr';
 
 /**
  * The whole runtime configuration, read once at boot from the environment.
@@ -34,6 +35,8 @@ export interface AppConfig {
   apiRateLimitPerMinute: number;
   /** Requests with a missing or invalid key, per client address, before any of them reaches the database. */
   authFailuresPerMinute: number;
+  /** Proxies whose X-Forwarded-For names the client (proxy-addr's terms: `loopback`, `uniquelocal`, CIDRs). */
+  trustProxy: string[];
   /** Origins the API (admin API excluded) answers cross-origin: a list, `*`, or unset for no CORS at all. */
   corsOrigins?: CorsOrigins;
   /** Unset: GET /metrics is open (scrape it on a private network); set: it needs `Authorization: Bearer <token>`. */
@@ -86,6 +89,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     corsOrigins: corsOrigins(env),
     apiRateLimitPerMinute: integer(env, 'API_RATE_LIMIT_PER_MINUTE', 3000, 1, 1_000_000_000),
     authFailuresPerMinute: integer(env, 'AUTH_FAILURES_PER_MINUTE', 300, 1, 1_000_000_000),
+    trustProxy: trustProxy(env),
     shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 1, 3600),
     metricsToken: secret(env, 'METRICS_TOKEN'),
     log: { level: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'), format: oneOf(env, 'LOG_FORMAT', ['json', 'pretty'] as const, 'json') },
@@ -165,6 +169,16 @@ function text(env: Env, name: string): string | undefined {
 
 /** Tokens and secrets an attacker could try to guess: 32 characters or more. */
 export const MIN_SECRET_LENGTH = 32;
+
+function trustProxy(env: Env): string[] {
+  const entries = (text(env, 'TRUST_PROXY') ?? 'loopback').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  try {
+    proxyAddr.compile(entries);
+  } catch (error) {
+    throw new ConfigValidationError('TRUST_PROXY', `must list loopback, linklocal, uniquelocal, addresses or CIDRs: ${(error as Error).message}`);
+  }
+  return entries;
+}
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
   const raw = text(env, name)?.toLowerCase();

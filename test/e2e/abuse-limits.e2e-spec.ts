@@ -130,6 +130,23 @@ describe('abuse limits', () => {
     });
   });
 
+  describe('TRUST_PROXY', () => {
+    let t: TestApp;
+    beforeAll(async () => {
+      // Loopback is not a trusted proxy here: X-Forwarded-For from it names nobody.
+      t = await createTestApp({ AUTH_FAILURES_PER_MINUTE: '2', TRUST_PROXY: '10.0.0.0/8' });
+    });
+    afterAll(() => t.close());
+
+    it('counts failures under the socket address when the proxy is not trusted, whatever X-Forwarded-For says', async () => {
+      for (const client of ['203.0.113.1', '203.0.113.2']) {
+        await request(t.http).get('/v1/flags').set('X-Forwarded-For', client).set(bearer(madeUpKey())).expect(401);
+      }
+      const held = await request(t.http).get('/v1/flags').set('X-Forwarded-For', '203.0.113.3').set(bearer(madeUpKey()));
+      expectApiError(held, 429, 'RATE_LIMITED');
+    });
+  });
+
   describe('the per-key budget of every API route', () => {
     let t: TestApp;
     let org: TestOrganization;

@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import { Client } from 'pg';
+import { Logger as PinoNestLogger } from 'nestjs-pino';
 import { AppModule } from '../../src/app.module';
+import { LOG_DESTINATION } from '../../src/logging/logging.module';
 import { configureApp } from '../../src/app.setup';
 import { freePort } from '../../src/common/free-port';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
@@ -40,6 +42,8 @@ export async function createTestApp(
     sameDatabaseAs?: TestApp;
     /** An already migrated database of the test's own (a server it stops and starts), used as it is (for `db` too). */
     databaseUrl?: string;
+    /** Where the app's log lines go (JSON, one per line); by default stdout, at LOG_LEVEL warn unless `env` says. */
+    logDestination?: NodeJS.WritableStream;
   } = {},
 ): Promise<TestApp> {
   const given = options.sameDatabaseAs
@@ -55,10 +59,13 @@ export async function createTestApp(
   const port = await freePort();
   // REDIS_URL from the environment (CI's second run) puts every test app on the shared rate limiter and bus.
   const redis = process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {};
-  const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN: TEST_ADMIN_TOKEN, PORT: String(port), ...redis, ...env });
+  const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN: TEST_ADMIN_TOKEN, PORT: String(port), LOG_LEVEL: 'warn', ...redis, ...env });
 
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config, databaseUrl)] }).compile();
-  const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: ['error', 'warn'] });
+  const testing = Test.createTestingModule({ imports: [AppModule.forRoot(config, databaseUrl)] });
+  if (options.logDestination) testing.overrideProvider(LOG_DESTINATION).useValue(options.logDestination);
+  const moduleRef = await testing.compile();
+  const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, bufferLogs: true });
+  app.useLogger(app.get(PinoNestLogger));
   configureApp(app, config, options);
   await app.init();
   // Every answer this app gives is checked against its own /docs-json after each test (contract-check.ts).

@@ -1,0 +1,105 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Module } from '@nestjs/common';
+import { LoggerModule } from 'nestjs-pino';
+import pino, { Logger as PinoLogger } from 'pino';
+import type { Options } from 'pino-http';
+import pinoPretty from 'pino-pretty';
+import type { AuthenticatedRequest } from '../auth/principal';
+import { requestIdOf } from '../common/request-id';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+
+/** Where log lines go: stdout; tests provide a stream of their own to read what was logged. */
+export const LOG_DESTINATION = Symbol('LOG_DESTINATION');
+
+@Module({
+  providers: [{ provide: LOG_DESTINATION, useValue: process.stdout }],
+  exports: [LOG_DESTINATION],
+})
+export class LogDestinationModule {}
+
+/** What one request's log line holds. Deliberately built field by field: nothing else of the request is read. */
+export interface RequestLogLine {
+  method: string;
+  /** The route pattern (`/v1/flags/:flagId`), never the raw URL, which may carry a signed URL's query. */
+  route: string;
+  status: number;
+  durationMs: number;
+  organizationId?: string;
+  keyId?: string;
+}
+
+export function requestLogLine(request: IncomingMessage, response: ServerResponse, durationMs: number): RequestLogLine {
+  const principal = (request as AuthenticatedRequest).principal;
+  return {
+    method: request.method ?? 'GET',
+    route: routePattern(request),
+    status: response.statusCode,
+    durationMs,
+    ...(principal ? { organizationId: principal.organizationId, keyId: principal.keyId } : {}),
+  };
+}
+
+/**
+ * Express's matched route; `(unmatched)` for a request no route took: an error before routing, or the catch-all
+ * (`/v1{/*splat}`) Nest answers unknown paths under the global prefix with.
+ */
+function routePattern(request: IncomingMessage): string {
+  const route = (request as IncomingMessage & { route?: { path?: unknown } }).route;
+  return typeof route?.path === 'string' && !route.path.includes('*splat') ? route.path : '(unmatched)';
+}
+
+/**
+ * pino-http's options: one JSON line per request when it ends, with exactly RequestLogLine and the request id;
+ * no headers (so never an Authorization header or a key), no URL (never a signed URL's query), no body.
+ */
+export function requestLogOptions(config: AppConfig): Options {
+  return {
+    level: config.log.level,
+    genReqId: (request) => requestIdOf(request) ?? randomUUID(),
+    customAttributeKeys: { reqId: 'requestId' },
+    // The request's own logger carries the request id only, and the line is built by the functions below.
+    quietReqLogger: true,
+    quietResLogger: true,
+    customLogLevel: (_request, response, error) => (error || response.statusCode >= 500 ? 'error' : 'info'),
+    customSuccessMessage: () => 'request completed',
+    customErrorMessage: () => 'request failed',
+    customSuccessObject: (request, response, values: { responseTime: number }) => requestLogLine(request, response, values.responseTime),
+    customErrorObject: (request, response, error: Error, values: { responseTime: number }) => ({
+      ...requestLogLine(request, response, values.responseTime),
+      error: { type: error.name, message: error.message },
+    }),
+  };
+}
+
+/** The one pino logger of the app: request lines, and everything logged through Nest's Logger. */
+export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
+
+@Module({
+  imports: [LogDestinationModule],
+  providers: [
+    {
+      provide: ROOT_LOGGER,
+      inject: [APP_CONFIG, LOG_DESTINATION],
+      useFactory: (config: AppConfig, destination: NodeJS.WritableStream): PinoLogger =>
+        pino(
+          { level: config.log.level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime },
+          config.log.format === 'pretty' ? pinoPretty({ destination, colorize: false, singleLine: true }) : (destination as pino.DestinationStream),
+        ),
+    },
+  ],
+  exports: [ROOT_LOGGER],
+})
+export class RootLoggerModule {}
+
+/**
+ * nestjs-pino over that one logger: Nest's Logger (start-up, migrations, the sweeper, shutdown) writes JSON
+ * lines at LOG_LEVEL, bound to the request's logger inside a request. The request lines themselves come from
+ * the pino-http middleware that configureApp mounts first, so that errors raised before routing are logged
+ * too (`useExisting`: the module mounts no second one).
+ */
+export const LoggingModule = LoggerModule.forRootAsync({
+  imports: [RootLoggerModule],
+  inject: [ROOT_LOGGER],
+  useFactory: (root: PinoLogger) => ({ pinoHttp: { logger: root }, useExisting: true as const }),
+});

@@ -1,46 +1,9 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { freePort } from '../../src/common/free-port';
+import { startService as start, waitForHealth } from '../support/boot-service';
 
-const ROOT = resolve(__dirname, '..', '..');
-const MAIN = join(ROOT, 'src', 'main.ts');
-
-interface Running {
-  process: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-/** Runs src/main.ts as `npm start` would run dist/main.js, with only the given environment. */
-function start(env: Record<string, string>): Running {
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', MAIN], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
-  return { process: child, output: () => output, exited };
-}
-
-async function waitForHealth(port: number, running: Running, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (running.process.exitCode !== null) throw new Error(`service exited:\n${running.output()}`);
-    try {
-      const response = await fetch(`http://127.0.0.1:${port}/health`);
-      if (response.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((done) => setTimeout(done, 200));
-  }
-  throw new Error(`service did not become healthy:\n${running.output()}`);
-}
 
 describe('booting the service', () => {
   let dataDir: string;

@@ -41,12 +41,12 @@ export function requestLogLine(request: IncomingMessage, response: ServerRespons
 }
 
 /**
- * Express's matched route; `(unmatched)` for a request no route took: an error before routing, or the catch-all
- * (`/v1{/*splat}`) Nest answers unknown paths under the global prefix with.
+ * Express's matched route; `(unmatched)` for a request no route took: an error before routing, or a wildcard
+ * mount (`/v1/{*path}`, where middleware and Nest's not-found handler sit), which no API route is.
  */
 function routePattern(request: IncomingMessage): string {
   const route = (request as IncomingMessage & { route?: { path?: unknown } }).route;
-  return typeof route?.path === 'string' && !route.path.includes('*splat') ? route.path : '(unmatched)';
+  return typeof route?.path === 'string' && !route.path.includes('*') ? route.path : '(unmatched)';
 }
 
 /**

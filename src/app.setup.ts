@@ -7,10 +7,12 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { ADMIN_SECURITY, API_KEY_SECURITY } from './auth/auth.decorators';
 import { API_PREFIX } from './common/api-prefix';
 import { corsMiddleware } from './common/cors';
+import { errorShapeFor, writeApiError } from './common/filters/api-exception.filter';
+import { applyHttpTimeouts } from './common/http-timeouts';
 import { addCommonResponses } from './common/openapi-common-responses';
 import { jsonBody } from './common/json-body';
 import { RawInputPipe } from './common/raw-input.pipe';
-import { requestIdMiddleware } from './common/request-id';
+import { requestIdMiddleware, requestIdOf } from './common/request-id';
 import { createValidationPipe } from './common/validation';
 import { AppConfig } from './config/app-config';
 import { CONFIG_POLL_PATH, FlagConfigPoll } from './flag-config/flag-config-poll';
@@ -40,6 +42,11 @@ export function configureApp(
 ): void {
   const logger = app.get<PinoLogger>(ROOT_LOGGER);
   if (options.leanConfigPoll ?? true) installConfigPoll(app, logger);
+  // Outermost, so that the poll's requests are watched too (bodyless ones, all of them in practice, cost a check).
+  applyHttpTimeouts(app.getHttpServer(), config.timeouts, {
+    isUpload: (request) => isUploadPath(request.url),
+    answer: (request, response, error) => writeApiError(response, error, requestIdOf(request), errorShapeFor(request.url, STORAGE_PATHS)),
+  });
   app.disable('x-powered-by');
   // Express would tag every JSON answer with an ETag and answer `If-None-Match` (even `*`, with no tag at
   // all) with a 304 on any GET. The routes that promise validators (the config poll, the CDN) set their own
@@ -55,10 +62,16 @@ export function configureApp(
   // Before body parsing, so that errors raised ahead of routing carry the CORS headers too.
   app.use(corsMiddleware(config.corsOrigins));
   // Upload bodies are file bytes streamed to the object store, never parsed, whatever their Content-Type.
-  app.use(jsonBody((path) => path === `/${UPLOAD_ROUTE}` || path.startsWith(`/${UPLOAD_ROUTE}/`)));
+  app.use(jsonBody(isUploadPath));
   app.setGlobalPrefix(API_PREFIX, { exclude: ROOT_ROUTES });
   app.useGlobalPipes(new RawInputPipe(), createValidationPipe());
   setupOpenApi(app, config);
+}
+
+/** The upload host's requests, whose bodies are file bytes: `url` with or without its query (routes ignore case). */
+function isUploadPath(url: string | undefined): boolean {
+  const path = (url?.split('?', 1)[0] ?? '').toLowerCase();
+  return path === `/${UPLOAD_ROUTE}` || path.startsWith(`/${UPLOAD_ROUTE}/`);
 }
 
 function setupOpenApi(app: INestApplication, config: AppConfig): void {

@@ -12,6 +12,7 @@ const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete']);
  * Adds the answers that do not come from any one controller to every operation they can reach:
  * - the body parser's, raised before routing on a method that carries a body (malformed JSON, too large,
  *   not JSON), everywhere but the upload host, whose bodies are file bytes;
+ * - 408 on a method that carries a body, when the body stalls (src/common/http-timeouts.ts);
  * - 503 when the database is unreachable, and 500 for a fault no input can cause (logged with X-Request-Id).
  * Each is documented with the error body its path answers in (the storage shape under the storage paths).
  * A status an operation already documents keeps its own description.
@@ -31,6 +32,14 @@ export function addCommonResponses(document: OpenAPIObject, storagePaths: readon
         add(400, 'The request body is not valid JSON, or a field is invalid (the message names it)');
         add(413, `The request body is larger than ${JSON_BODY_LIMIT}`);
         add(415, 'The request has a body that is not JSON: send Content-Type: application/json');
+      }
+      if (BODY_METHODS.has(method)) {
+        add(
+          408,
+          isUpload
+            ? 'REQUEST_TIMEOUT: no byte of the body arrived for UPLOAD_IDLE_TIMEOUT_SECONDS; nothing was stored and the URL can be used again'
+            : 'REQUEST_TIMEOUT: the request body did not arrive within HTTP_REQUEST_TIMEOUT_SECONDS; nothing was changed',
+        );
       }
       add(500, 'An unexpected fault (never an answer to bad input); logged with the X-Request-Id');
       add(503, 'A backing service (the database) is unreachable; retry shortly');

@@ -23,6 +23,11 @@ describe('loadConfig', () => {
     expect(loadConfig({ TRUST_PROXY: 'loopback, 172.16.0.0/12' }).trustProxy).toEqual(['loopback', '172.16.0.0/12']);
     expect(config.metricsToken).toBeUndefined();
     expect(config.authFailuresPerMinute).toBe(300);
+    expect(config.shutdownGraceSeconds).toBe(10);
+    expect(config.timeouts).toEqual({ requestMs: 30_000, uploadIdleMs: 30_000, keepAliveMs: 5_000 });
+    expect(
+      loadConfig({ HTTP_REQUEST_TIMEOUT_SECONDS: '15', UPLOAD_IDLE_TIMEOUT_SECONDS: '120', HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: '65' }).timeouts,
+    ).toEqual({ requestMs: 15_000, uploadIdleMs: 120_000, keepAliveMs: 65_000 });
   });
 
   it('derives URLs from PUBLIC_URL and CDN_URL', () => {
@@ -53,6 +58,9 @@ describe('loadConfig', () => {
     [{ LOG_FORMAT: 'xml' }, 'LOG_FORMAT'],
     [{ TRUST_PROXY: '10.0.0.0/99' }, 'TRUST_PROXY'],
     [{ MAX_UPLOAD_BYTES: '-1' }, 'MAX_UPLOAD_BYTES'],
+    [{ HTTP_REQUEST_TIMEOUT_SECONDS: '0' }, 'HTTP_REQUEST_TIMEOUT_SECONDS'],
+    [{ UPLOAD_IDLE_TIMEOUT_SECONDS: '1.5' }, 'UPLOAD_IDLE_TIMEOUT_SECONDS'],
+    [{ HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: 'long' }, 'HTTP_KEEP_ALIVE_TIMEOUT_SECONDS'],
     [{ S3_ENDPOINT: 'http://127.0.0.1:9000' }, 'S3_ACCESS_KEY'],
     [{ S3_REGION: 'eu-west-1' }, 'S3_REGION'],
     [{ CORS_ORIGINS: 'https://game.example.com/' }, 'CORS_ORIGINS'],

@@ -44,6 +44,15 @@ export interface AppConfig {
   log: { level: LogLevel; format: 'json' | 'pretty' };
   /** SIGTERM: how long requests in flight may take to finish before the process exits. */
   shutdownGraceSeconds: number;
+  /** The HTTP server's timeouts, in milliseconds (see src/common/http-timeouts.ts). */
+  timeouts: {
+    /** A request other than an upload must arrive whole (headers and body) within this; headers always must. */
+    requestMs: number;
+    /** An upload is cut off when no byte of its body arrives for this long; it has no total limit. */
+    uploadIdleMs: number;
+    /** An idle keep-alive connection is closed after this: above the proxy's idle upstream timeout. */
+    keepAliveMs: number;
+  };
   storage: {
     defaultAllocationBytes: number;
     maxUploadBytes: number;
@@ -91,6 +100,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
     authFailuresPerMinute: integer(env, 'AUTH_FAILURES_PER_MINUTE', 300, 1, 1_000_000_000),
     trustProxy: trustProxy(env),
     shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 1, 3600),
+    timeouts: {
+      requestMs: integer(env, 'HTTP_REQUEST_TIMEOUT_SECONDS', 30, 1, 3600) * 1000,
+      uploadIdleMs: integer(env, 'UPLOAD_IDLE_TIMEOUT_SECONDS', 30, 1, 3600) * 1000,
+      keepAliveMs: integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_SECONDS', 5, 1, 3600) * 1000,
+    },
     metricsToken: secret(env, 'METRICS_TOKEN'),
     log: { level: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'), format: oneOf(env, 'LOG_FORMAT', ['json', 'pretty'] as const, 'json') },
     storage: {

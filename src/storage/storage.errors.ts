@@ -13,6 +13,8 @@ export enum StorageErrorCode {
   /** STORAGE_ENFORCE_ALLOCATION: the file would take the organization past its storageAllocation (413). */
   ALLOCATION_EXCEEDED = 'ALLOCATION_EXCEEDED',
   RANGE_NOT_SATISFIABLE = 'RANGE_NOT_SATISFIABLE',
+  /** The body stalled: no byte of an upload for UPLOAD_IDLE_TIMEOUT_SECONDS (408). */
+  REQUEST_TIMEOUT = 'REQUEST_TIMEOUT',
   /** From the body parser, before routing: a purge body that is not JSON. */
   UNSUPPORTED_MEDIA_TYPE = 'UNSUPPORTED_MEDIA_TYPE',
   RATE_LIMITED = 'RATE_LIMITED',

@@ -4,9 +4,10 @@ import { createTestApp, TestApp } from '../support/test-app';
 type Operation = { security?: Record<string, string[]>[]; responses: Record<string, { content?: Record<string, { schema: unknown }> }> };
 
 // Every operation can fail unexpectedly (500) or lose its database (503); one with a body can also be refused
-// by the body parser before routing: malformed (400), too large (413), not JSON (415).
+// by the body parser before routing: malformed (400), too large (413), not JSON (415), or be cut off because
+// it did not arrive within HTTP_REQUEST_TIMEOUT_SECONDS (408).
 const ANY = ['500', '503'];
-const BODY = ['400', '413', '415', ...ANY];
+const BODY = ['400', '408', '413', '415', ...ANY];
 
 // Every flag and admin endpoint, with every status it can answer: the document must list each one. Every
 // API-key route can answer 429 (its key's budget, or its address's failed authentications).

@@ -99,6 +99,8 @@ export interface RawUpload {
   write(chunk: Buffer): Promise<void>;
   /** Finishes the body and resolves with the status and parsed body. */
   finish(): Promise<{ status: number; body: unknown }>;
+  /** The answer, whenever it comes: before the body is finished too (a refusal, a timeout). */
+  answer: Promise<{ status: number; body: unknown; headers: Record<string, string | string[] | undefined> }>;
   /** Cuts the connection mid-body, like a client that went away. */
   abort(): void;
 }
@@ -115,13 +117,13 @@ export function rawPut(t: TestApp, url: string, contentType: string, contentLeng
 export function rawRequest(t: TestApp, method: string, url: string, headers: Record<string, string>): RawUpload {
   const address = t.http.address() as { port: number };
   const outgoing = httpRequest({ host: '127.0.0.1', port: address.port, method, path: pathOf(url), headers });
-  const response = new Promise<{ status: number; body: unknown }>((resolve, reject) => {
+  const response = new Promise<{ status: number; body: unknown; headers: Record<string, string | string[] | undefined> }>((resolve, reject) => {
     outgoing.on('response', (incoming) => {
       const chunks: Buffer[] = [];
       incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
       incoming.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: incoming.statusCode ?? 0, body: text ? JSON.parse(text) : null });
+        resolve({ status: incoming.statusCode ?? 0, body: text ? JSON.parse(text) : null, headers: incoming.headers });
       });
     });
     outgoing.on('error', reject);
@@ -134,6 +136,7 @@ export function rawRequest(t: TestApp, method: string, url: string, headers: Rec
       return response;
     },
     abort: () => outgoing.destroy(),
+    answer: response,
   };
 }
 

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { DomainError } from '../../common/domain-error';
+import { timeoutOf } from '../../common/http-timeouts';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { Metrics } from '../../metrics/metrics';
 import { mediaUrl } from '../cdn/media-url';
@@ -94,7 +95,7 @@ export class UploadService {
 
     const meter = new UploadMeter({ maxBytes: grant.size, limitReason, exactBytes: grant.size });
     try {
-      await this.streamInto(request, meter, claimed.objectKey, grant.size);
+      await this.streamInto(request, meter, claimed.objectKey, grant.size, () => abortReason(request));
     } catch (error) {
       await this.repository.releaseClaim(organizationId, mediaId);
       throw error;
@@ -162,12 +163,18 @@ export class UploadService {
   }
 
   /** Streams `source` through `meter` into the store; rejects with the rule the body broke, if any. */
-  private async streamInto(source: Readable, meter: UploadMeter, objectKey: string, size?: number): Promise<void> {
-    // Closed before its end: the client went away (a request) or the multipart parser gave up (a file part).
+  private async streamInto(
+    source: Readable,
+    meter: UploadMeter,
+    objectKey: string,
+    size?: number,
+    aborted: () => DomainError = () => StorageErrors.uploadAborted(),
+  ): Promise<void> {
+    // Closed before its end: the client went away or was cut off (a request), or the multipart parser gave up (a file part).
     const onClose = () => {
-      if (!source.readableEnded) meter.abort(StorageErrors.uploadAborted());
+      if (!source.readableEnded) meter.abort(aborted());
     };
-    const onError = () => meter.abort(StorageErrors.uploadAborted());
+    const onError = () => meter.abort(aborted());
     source.once('close', onClose);
     source.once('error', onError);
     source.pipe(meter);
@@ -217,7 +224,7 @@ export class UploadService {
         finish();
       };
       const onClose = () => {
-        if (!request.complete) fail(StorageErrors.uploadAborted());
+        if (!request.complete) fail(abortReason(request));
       };
 
       parser.on('file', (name, stream, info) => {
@@ -270,6 +277,11 @@ export class UploadService {
 interface ReceivedForm {
   file?: { mimeType: string; bytes: number; checksum: string };
   metadata?: string;
+}
+
+/** Why a request's body ended early: cut off by its idle timeout (408), or the client went away. */
+function abortReason(request: IncomingMessage): DomainError {
+  return timeoutOf(request) ?? StorageErrors.uploadAborted();
 }
 
 function contentLength(request: IncomingMessage): number | null {

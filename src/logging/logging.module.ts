@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Module } from '@nestjs/common';
+import { Module, RequestMethod } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import pino, { Logger as PinoLogger } from 'pino';
 import type { Options } from 'pino-http';
@@ -101,5 +101,6 @@ export class RootLoggerModule {}
 export const LoggingModule = LoggerModule.forRootAsync({
   imports: [RootLoggerModule],
   inject: [ROOT_LOGGER],
-  useFactory: (root: PinoLogger) => ({ pinoHttp: { logger: root }, useExisting: true as const }),
+  // nestjs-pino's default mount, `*`, is Express 4 syntax: Nest converts it with a warning at every start.
+  useFactory: (root: PinoLogger) => ({ pinoHttp: { logger: root }, useExisting: true as const, forRoutes: [{ path: '{*path}', method: RequestMethod.ALL }] }),
 });

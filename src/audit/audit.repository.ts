@@ -30,6 +30,18 @@ export class AuditRepository {
     );
   }
 
+  /**
+   * The `after` state of an entry of this flag in this organization; null when there is no such entry or it has
+   * no after state (a deletion). Entries of other flags and organizations are indistinguishable from none.
+   */
+  async afterState(organizationId: string, flagId: string, entryId: string): Promise<unknown> {
+    const row = await this.sql.row<{ after: unknown }>(
+      `SELECT after FROM flag_audit_entries WHERE organization_id = $1 AND flag_id = $2 AND id = $3 AND after IS NOT NULL`,
+      [organizationId, flagId, entryId],
+    );
+    return row?.after ?? null;
+  }
+
   /** Newest first, ties broken by id so pages never overlap. */
   async list(
     organizationId: string,

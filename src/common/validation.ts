@@ -9,6 +9,8 @@ export function describeValidationErrors(errors: ValidationError[], parentPath =
   const [first] = errors;
   if (!first) return 'Validation failed';
   const path = parentPath ? `${parentPath}.${first.property}` : first.property;
+  // forbidNonWhitelisted's message names the property alone; name it by its whole path.
+  if (first.constraints?.whitelistValidation) return `property ${path} should not exist`;
   const constraints = Object.values(first.constraints ?? {});
   if (constraints.length > 0) {
     // Decorators run bottom-up, so the last failure is the top-most rule as written (the basic type check

@@ -17,6 +17,7 @@ import { Permission } from '../organizations/permission';
 import { FlagWrite, FlagWriter } from './flag-writer';
 
 const AUDITED_FLAG_WRITE = 'flags:audited-write';
+const DEFERRED_FLAG_WRITE = 'flags:deferred-write';
 
 /** Runs the route's handler through FlagWriter, as the calling API key, and answers the handler's result. */
 @Injectable()
@@ -45,6 +46,12 @@ export function AuditedFlagWrite() {
 }
 
 /**
+ * The route requires FLAGS_WRITE but changes no flag itself: it arranges a change that FlagWriter applies
+ * later, audited then (a schedule).
+ */
+export const DeferredFlagWrite = () => SetMetadata(DEFERRED_FLAG_WRITE, true);
+
+/**
  * Refuses to start an application in which a route that may write flags (it requires FLAGS_WRITE) is not an
  * audited flag write, or the other way round: an unaudited change must be impossible to deploy, not found
  * on its first request.
@@ -66,12 +73,13 @@ export class FlagWriteRoutesCheck implements OnApplicationBootstrap {
         const handler = prototype[name] as () => unknown;
         const writesFlags = this.reflector.get<Permission | undefined>(PERMISSION_KEY, handler) === Permission.FLAGS_WRITE;
         const audited = this.reflector.get<boolean | undefined>(AUDITED_FLAG_WRITE, handler) === true;
-        if (writesFlags !== audited) mismatched.push(`${wrapper.name}.${name}`);
+        const deferred = this.reflector.get<boolean | undefined>(DEFERRED_FLAG_WRITE, handler) === true;
+        if (writesFlags !== (audited !== deferred) || (audited && deferred)) mismatched.push(`${wrapper.name}.${name}`);
       }
     }
     if (mismatched.length > 0) {
       throw new Error(
-        `Routes that require FLAGS_WRITE must be @AuditedFlagWrite() and only they may be: ${mismatched.join(', ')}`,
+        `Routes that require FLAGS_WRITE must be @AuditedFlagWrite() or @DeferredFlagWrite() (one of them), and only they may be: ${mismatched.join(', ')}`,
       );
     }
   }

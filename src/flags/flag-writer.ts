@@ -17,7 +17,8 @@ export class FlagWrite<T> {
 /**
  * The one way a flag changes. `write` runs in one transaction with the audit entry of the change it reports:
  * both exist, or neither does. After the commit every instance's config caches hear of the organization.
- * HTTP routes reach it through `@AuditedFlagWrite()`; non-HTTP callers (a scheduler) call it directly.
+ * HTTP routes reach it through `@AuditedFlagWrite()`; the scheduler, whose transaction also settles the
+ * schedule, uses `record` inside it and `announce` after it commits.
  */
 @Injectable()
 export class FlagWriter {
@@ -28,13 +29,22 @@ export class FlagWriter {
   ) {}
 
   async write<T>(actor: AuditActor, write: () => Promise<FlagWrite<T>>): Promise<T> {
-    const { result, change } = await this.txHost.withTransaction(async () => {
-      const outcome = await write();
-      if (!(outcome instanceof FlagWrite)) throw new Error('A flag write must answer a FlagWrite');
-      if (outcome.change) await this.audit.append({ ...outcome.change, ...actor });
-      return outcome;
-    });
-    if (change) this.bus.publish('flags', change.organizationId);
+    const { result, change } = await this.txHost.withTransaction(() => this.record(actor, write));
+    if (change) this.announce(change);
     return result;
+  }
+
+  /** The write and its audit entry, in the caller's transaction; the caller announces the change once it commits. */
+  async record<T>(actor: AuditActor, write: () => Promise<FlagWrite<T>>): Promise<FlagWrite<T>> {
+    if (!this.txHost.isTransactionActive()) throw new Error('FlagWriter.record must run inside a transaction');
+    const outcome = await write();
+    if (!(outcome instanceof FlagWrite)) throw new Error('A flag write must answer a FlagWrite');
+    if (outcome.change) await this.audit.append({ ...outcome.change, ...actor });
+    return outcome;
+  }
+
+  /** Tells every instance's config caches that the organization's flags changed (after the commit). */
+  announce(change: FlagChange): void {
+    this.bus.publish('flags', change.organizationId);
   }
 }

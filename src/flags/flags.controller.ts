@@ -14,7 +14,7 @@ import { Principal } from '../auth/principal';
 import { UuidParam } from '../common/decorators/uuid-param.decorator';
 import { ApiErrorDto } from '../common/dto/api-error.dto';
 import { Permission } from '../organizations/permission';
-import { CreateFlagDto, UpdateFlagDto } from './dto/flag-input.dto';
+import { CreateFlagDto, RestoreFlagDto, UpdateFlagDto } from './dto/flag-input.dto';
 import { FeatureFlagDto, FlagPageDto, ListFlagsQueryDto } from './dto/flag.dto';
 import { FlagWrite } from './flag-writer';
 import { AuditedFlagWrite } from './flag-write.interceptor';
@@ -69,6 +69,31 @@ export class FlagsController {
     @Body() dto: UpdateFlagDto,
   ): Promise<FlagWrite<FeatureFlagDto>> {
     return this.flags.update(principal.organizationId, flagId, dto);
+  }
+
+  @Post(':flagId/restore')
+  @HttpCode(HttpStatus.OK)
+  @RequirePermission(Permission.FLAGS_WRITE, { forbidden: 'The key lacks FLAGS_WRITE, or the flag is locked' })
+  @AuditedFlagWrite()
+  @ApiOperation({
+    summary: "Restore a flag to an audit entry's `after` state (name, description, type, value, runtime, archived)",
+    description:
+      'An ordinary edit by the calling key: the rules and audit labels of PATCH apply, and restoring the current state ' +
+      'writes nothing. The entry must be one of this flag whose `after` is not null (not a deletion).',
+  })
+  @ApiOkResponse({ type: FeatureFlagDto, description: 'The flag as restored' })
+  @ApiBadRequestResponse({
+    type: ApiErrorDto,
+    description: 'flagId or auditEntryId is not a UUID; AUDIT_ENTRY_NOT_RESTORABLE: the entry is not one of this flag with an after state',
+  })
+  @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such flag in this organization' })
+  @ApiConflictResponse({ type: ApiErrorDto, description: 'The flag is archived and would stay archived with another value' })
+  restore(
+    @CurrentPrincipal() principal: Principal,
+    @UuidParam('flagId') flagId: string,
+    @Body() dto: RestoreFlagDto,
+  ): Promise<FlagWrite<FeatureFlagDto>> {
+    return this.flags.restore(principal.organizationId, flagId, dto.auditEntryId);
   }
 
   @Delete(':flagId')

@@ -7,6 +7,9 @@ export enum FlagsErrorCode {
   ALLOWANCE_REACHED = 'ALLOWANCE_REACHED',
   FLAG_LOCKED = 'FLAG_LOCKED',
   ARCHIVED_FLAG_VALUE = 'ARCHIVED_FLAG_VALUE',
+  SCHEDULE_NOT_FOUND = 'SCHEDULE_NOT_FOUND',
+  TOO_MANY_SCHEDULES = 'TOO_MANY_SCHEDULES',
+  AUDIT_ENTRY_NOT_RESTORABLE = 'AUDIT_ENTRY_NOT_RESTORABLE',
 }
 
 export const FlagsErrors = {
@@ -35,5 +38,20 @@ export const FlagsErrors = {
       HttpStatus.CONFLICT,
       FlagsErrorCode.ARCHIVED_FLAG_VALUE,
       `Flag "${key}" is archived: restore it (archived: false) before changing its value`,
+    ),
+  scheduleNotFound: (scheduleId: string) =>
+    new DomainError(HttpStatus.NOT_FOUND, FlagsErrorCode.SCHEDULE_NOT_FOUND, `No pending schedule ${scheduleId} for this flag`),
+  tooManySchedules: (max: number) =>
+    new DomainError(
+      HttpStatus.CONFLICT,
+      FlagsErrorCode.TOO_MANY_SCHEDULES,
+      `This flag already has ${max} pending schedules; cancel one or wait for one to apply`,
+    ),
+  /** The same answer whether the entry is another flag's, another organization's, a deletion or none at all. */
+  notRestorable: (auditEntryId: string) =>
+    new DomainError(
+      HttpStatus.BAD_REQUEST,
+      FlagsErrorCode.AUDIT_ENTRY_NOT_RESTORABLE,
+      `auditEntryId ${auditEntryId} is not an entry of this flag with an after state (a deletion has none)`,
     ),
 };

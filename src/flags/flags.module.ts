@@ -9,12 +9,27 @@ import { FlagWriter } from './flag-writer';
 import { FlagsController } from './flags.controller';
 import { FlagsRepository } from './flags.repository';
 import { FlagsService } from './flags.service';
+import { CLOCK, systemClock } from '../common/clock';
+import { FlagScheduler } from './schedules/flag-scheduler';
+import { FlagSchedulesController } from './schedules/flag-schedules.controller';
+import { FlagSchedulesRepository } from './schedules/flag-schedules.repository';
+import { FlagSchedulesService } from './schedules/flag-schedules.service';
 
 @Module({
   imports: [DiscoveryModule, OrganizationsModule, QuotaModule, AuditModule],
   // /flags/audit is registered before /flags/:flagId, so the literal route wins.
-  controllers: [AuditController, FlagsController],
-  providers: [FlagsRepository, FlagsService, FlagWriter, FlagWriteInterceptor, FlagWriteRoutesCheck],
+  controllers: [AuditController, FlagsController, FlagSchedulesController],
+  providers: [
+    FlagsRepository,
+    FlagsService,
+    FlagWriter,
+    FlagWriteInterceptor,
+    FlagWriteRoutesCheck,
+    FlagSchedulesRepository,
+    FlagSchedulesService,
+    FlagScheduler,
+    { provide: CLOCK, useValue: systemClock },
+  ],
   exports: [FlagsRepository, FlagsService, FlagWriter],
 })
 export class FlagsModule {}

@@ -10,6 +10,7 @@ import { editBetween, flagChange, FlagSnapshot, snapshotOf } from './flag.model'
 import { FlagWrite } from './flag-writer';
 import { FlagsErrors } from './flags.errors';
 import { FlagsRepository } from './flags.repository';
+import { FlagSchedulesRepository } from './schedules/flag-schedules.repository';
 
 /**
  * Flag rules. A write method answers a FlagWrite: what it changed, for FlagWriter to audit in the same
@@ -23,6 +24,7 @@ export class FlagsService {
     private readonly organizations: OrganizationsRepository,
     private readonly quota: QuotaService,
     private readonly audit: AuditRepository,
+    private readonly schedules: FlagSchedulesRepository,
   ) {}
 
   async create(organizationId: string, dto: CreateFlagDto): Promise<FlagWrite<FeatureFlagDto>> {
@@ -95,11 +97,26 @@ export class FlagsService {
     return new FlagWrite(FeatureFlagDto.from(updated, locked), change);
   }
 
+  /**
+   * Sets name, description, type, value, runtime and archived to what an audit entry of this flag recorded
+   * after its change: an ordinary edit (PATCH's rules and labels; restoring the current state writes nothing).
+   */
+  async restore(organizationId: string, flagId: string, auditEntryId: string): Promise<FlagWrite<FeatureFlagDto>> {
+    const state = await this.audit.afterState(organizationId, flagId, auditEntryId);
+    if (!state) {
+      if (!(await this.flags.findById(organizationId, flagId))) throw FlagsErrors.notFound(flagId);
+      throw FlagsErrors.notRestorable(auditEntryId);
+    }
+    const { name, description, type, value, runtime, archived } = state as FlagSnapshot;
+    return this.update(organizationId, flagId, { name, description, type, value, runtime, archived });
+  }
+
   async delete(organizationId: string, flagId: string): Promise<FlagWrite<void>> {
     await this.organizations.lockOrganization(organizationId);
     const current = await this.flags.findById(organizationId, flagId, { forUpdate: true });
     if (!current) throw FlagsErrors.notFound(flagId);
     await this.flags.delete(organizationId, flagId);
+    await this.schedules.failPendingOfFlag(organizationId, flagId, `Flag "${current.key}" was deleted`);
     // The flag's earlier entries lose their flagId through ON DELETE SET NULL; this one never has one.
     return new FlagWrite(undefined, flagChange(organizationId, null, current.key, snapshotOf(current), null));
   }

@@ -44,6 +44,8 @@ export async function createTestApp(
     databaseUrl?: string;
     /** Where the app's log lines go (JSON, one per line); by default stdout, at LOG_LEVEL warn unless `env` says. */
     logDestination?: NodeJS.WritableStream;
+    /** Providers replaced by the given values (a fake CLOCK, say). */
+    overrides?: Array<{ provide: unknown; useValue: unknown }>;
   } = {},
 ): Promise<TestApp> {
   const given = options.sameDatabaseAs
@@ -63,6 +65,7 @@ export async function createTestApp(
 
   const testing = Test.createTestingModule({ imports: [AppModule.forRoot(config, databaseUrl)] });
   if (options.logDestination) testing.overrideProvider(LOG_DESTINATION).useValue(options.logDestination);
+  for (const { provide, useValue } of options.overrides ?? []) testing.overrideProvider(provide).useValue(useValue);
   const moduleRef = await testing.compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, bufferLogs: true });
   app.useLogger(app.get(PinoNestLogger));

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptions } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsOptional, IsString, Length, Matches, ValidateIf } from 'class-validator';
+import { IsBoolean, IsIn, IsOptional, IsString, IsUUID, Length, Matches, ValidateIf } from 'class-validator';
 import { CharLength } from '../../common/validation';
 import { FLAG_KEY_PATTERN, FLAG_RUNTIMES, FLAG_TYPES, FlagRuntime, FlagType } from '../flag.model';
 import { IsFlagValue, Immutable, SentWith } from './flag-value.validators';
@@ -91,4 +91,10 @@ export class UpdateFlagDto {
   @ValidateIf((dto: UpdateFlagDto) => dto.archived !== undefined)
   @IsBoolean()
   archived?: boolean;
+}
+
+export class RestoreFlagDto {
+  @ApiProperty({ format: 'uuid', description: "An audit entry of this flag: the flag returns to that entry's `after` state" })
+  @IsUUID(undefined, { message: 'auditEntryId must be a valid UUID' })
+  auditEntryId: string;
 }

@@ -1,0 +1,115 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { TransactionHost } from '@nestjs-cls/transactional';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { AuditActor } from '../../audit/audit-entry';
+import { CLOCK, Clock } from '../../common/clock';
+import { DomainError } from '../../common/domain-error';
+import { FlagChange } from '../flag.model';
+import { FlagWriter } from '../flag-writer';
+import { FlagsService } from '../flags.service';
+import { FlagSchedule } from './flag-schedule';
+import { FlagSchedulesRepository } from './flag-schedules.repository';
+
+/** How often each instance looks for due schedules: a change applies within this (plus its own time) of `at`. */
+export const SCHEDULER_TICK_MS = 250;
+/** Schedules one tick applies at most, so that a long catch-up yields to the next tick (and to shutdown). */
+const MAX_PER_TICK = 200;
+const SYSTEM: AuditActor = { actorType: 'system', actorId: null };
+
+export interface ScheduleOutcome {
+  schedule: FlagSchedule;
+  state: 'applied' | 'failed';
+  reason?: string;
+}
+
+/**
+ * Applies due schedules, on every instance, each exactly once: a schedule is claimed with `FOR UPDATE SKIP
+ * LOCKED` in the transaction that applies it, so two instances never take the same one, and a crash before the
+ * commit leaves it pending for the next tick anywhere. Schedules that fell due while every instance was down
+ * apply on the first tick after start, in order.
+ *
+ * A schedule is applied as PATCH applies a body (FlagsService.update: the lock and archive rules, the label),
+ * audited as `system`, in one transaction with its own state; the config caches hear of it after the commit.
+ * When the rules refuse it (locked, value change of an archived flag, flag deleted) it fails with the reason,
+ * and nothing else changes.
+ */
+@Injectable()
+export class FlagScheduler implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(FlagScheduler.name);
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<ScheduleOutcome[]> | null = null;
+  private failing = false;
+
+  constructor(
+    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly schedules: FlagSchedulesRepository,
+    private readonly flags: FlagsService,
+    private readonly writer: FlagWriter,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => void this.tick(), SCHEDULER_TICK_MS);
+    this.timer.unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.running?.catch(() => undefined);
+  }
+
+  /** Applies what is due at the clock's time. Concurrent calls share one run. */
+  runDue(): Promise<ScheduleOutcome[]> {
+    this.running ??= this.applyDue(this.clock.now()).finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  private async tick(): Promise<void> {
+    try {
+      await this.runDue();
+      if (this.failing) this.logger.log('Scheduled changes apply again');
+      this.failing = false;
+    } catch (error) {
+      // The database is away: said once, retried every tick.
+      if (!this.failing) this.logger.warn(`Scheduled changes wait: ${(error as Error).message}`);
+      this.failing = true;
+    }
+  }
+
+  private async applyDue(now: Date): Promise<ScheduleOutcome[]> {
+    const outcomes: ScheduleOutcome[] = [];
+    while (outcomes.length < MAX_PER_TICK && this.timer !== null) {
+      const outcome = await this.applyNext(now);
+      if (!outcome) break;
+      outcomes.push(outcome);
+    }
+    return outcomes;
+  }
+
+  private async applyNext(now: Date): Promise<ScheduleOutcome | null> {
+    const applied = await this.txHost.withTransaction(async () => {
+      const schedule = await this.schedules.claimDue(now);
+      if (!schedule) return null;
+      try {
+        const write = await this.writer.record(SYSTEM, () => this.flags.update(schedule.organizationId, schedule.flagId, schedule.change));
+        await this.schedules.settle(schedule.id, { state: 'applied' }, now);
+        return { outcome: { schedule, state: 'applied' as const }, change: write.change };
+      } catch (error) {
+        // A refusal by the flag rules, raised before anything was written: the schedule fails, and only it changes.
+        if (!(error instanceof DomainError)) throw error;
+        await this.schedules.settle(schedule.id, { state: 'failed', reason: error.message }, now);
+        return { outcome: { schedule, state: 'failed' as const, reason: error.message }, change: null as FlagChange | null };
+      }
+    });
+    if (!applied) return null;
+    if (applied.change) this.writer.announce(applied.change);
+    const { schedule, state, reason } = applied.outcome;
+    const line = { scheduleId: schedule.id, flagId: schedule.flagId, organizationId: schedule.organizationId, at: schedule.at.toISOString() };
+    if (state === 'applied') this.logger.log({ ...line, msg: 'scheduled change applied' });
+    else this.logger.warn({ ...line, reason, msg: 'scheduled change failed' });
+    return applied.outcome;
+  }
+}

@@ -1,0 +1,72 @@
+import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Post, Query } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiConflictResponse, ApiCreatedResponse, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { CurrentPrincipal, RequirePermission } from '../../auth/auth.decorators';
+import { Principal } from '../../auth/principal';
+import { UuidParam } from '../../common/decorators/uuid-param.decorator';
+import { ApiErrorDto } from '../../common/dto/api-error.dto';
+import { Permission } from '../../organizations/permission';
+import { DeferredFlagWrite } from '../flag-write.interceptor';
+import { CreateFlagScheduleDto, FlagScheduleDto, FlagSchedulePageDto, ListFlagSchedulesQueryDto } from './dto/flag-schedule.dto';
+import { FlagSchedulesService } from './flag-schedules.service';
+
+/** Scheduled changes of one flag (decisions.md "Live operations"). */
+@ApiTags('flags')
+@Controller('flags/:flagId/schedules')
+export class FlagSchedulesController {
+  constructor(private readonly schedules: FlagSchedulesService) {}
+
+  @Post()
+  @RequirePermission(Permission.FLAGS_WRITE)
+  @DeferredFlagWrite()
+  @ApiOperation({
+    summary: 'Schedule a change: at `at` it is applied as PATCH would apply it, audited as `system`',
+    description:
+      'Applied within a second of `at` on exactly one instance (or as soon as one is up again). If the flag rules refuse ' +
+      'it then (the flag is locked, archived with a value change, or deleted), the schedule becomes `failed` with a ' +
+      '`reason` and nothing changes. A flag may have 100 pending schedules.',
+  })
+  @ApiCreatedResponse({ type: FlagScheduleDto })
+  @ApiBadRequestResponse({
+    type: ApiErrorDto,
+    description: 'flagId is not a UUID; `at` is not an ISO 8601 instant in the future, at most a year ahead; `change` breaks a PATCH rule or is empty',
+  })
+  @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such flag in this organization' })
+  @ApiConflictResponse({ type: ApiErrorDto, description: 'TOO_MANY_SCHEDULES: the flag already has 100 pending schedules' })
+  create(
+    @CurrentPrincipal() principal: Principal,
+    @UuidParam('flagId') flagId: string,
+    @Body() dto: CreateFlagScheduleDto,
+  ): Promise<FlagScheduleDto> {
+    return this.schedules.create(principal.organizationId, flagId, dto);
+  }
+
+  @Get()
+  @RequirePermission(Permission.FLAGS_READ)
+  @ApiOperation({ summary: "The flag's schedules (pending, applied and failed), in the order they apply" })
+  @ApiOkResponse({ type: FlagSchedulePageDto })
+  @ApiBadRequestResponse({ type: ApiErrorDto, description: 'flagId is not a UUID, or a bad page or limit' })
+  @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such flag in this organization' })
+  list(
+    @CurrentPrincipal() principal: Principal,
+    @UuidParam('flagId') flagId: string,
+    @Query() query: ListFlagSchedulesQueryDto,
+  ): Promise<FlagSchedulePageDto> {
+    return this.schedules.list(principal.organizationId, flagId, query);
+  }
+
+  @Delete(':scheduleId')
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @RequirePermission(Permission.FLAGS_WRITE)
+  @DeferredFlagWrite()
+  @ApiOperation({ summary: 'Cancel a pending schedule (it is removed)' })
+  @ApiNoContentResponse({ description: 'Cancelled' })
+  @ApiBadRequestResponse({ type: ApiErrorDto, description: 'flagId or scheduleId is not a UUID' })
+  @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No pending schedule with this id for this flag (never made, cancelled, applied or failed)' })
+  cancel(
+    @CurrentPrincipal() principal: Principal,
+    @UuidParam('flagId') flagId: string,
+    @UuidParam('scheduleId') scheduleId: string,
+  ): Promise<void> {
+    return this.schedules.cancel(principal.organizationId, flagId, scheduleId);
+  }
+}

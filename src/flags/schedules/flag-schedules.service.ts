@@ -1,0 +1,58 @@
+import { HttpStatus, Inject, Injectable } from '@nestjs/common';
+import { CLOCK, Clock } from '../../common/clock';
+import { DomainError } from '../../common/domain-error';
+import { pageWindow, totalPages } from '../../common/dto/pagination';
+import { FlagsErrors } from '../flags.errors';
+import { FlagsRepository } from '../flags.repository';
+import { CreateFlagScheduleDto, FlagScheduleDto, FlagSchedulePageDto, ListFlagSchedulesQueryDto } from './dto/flag-schedule.dto';
+import { MAX_PENDING_SCHEDULES_PER_FLAG, MAX_SCHEDULE_AHEAD_MS, ScheduledChange } from './flag-schedule';
+import { FlagSchedulesRepository } from './flag-schedules.repository';
+
+/** Making, listing and cancelling schedules; FlagScheduler applies them. */
+@Injectable()
+export class FlagSchedulesService {
+  constructor(
+    private readonly schedules: FlagSchedulesRepository,
+    private readonly flags: FlagsRepository,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  async create(organizationId: string, flagId: string, dto: CreateFlagScheduleDto): Promise<FlagScheduleDto> {
+    const at = new Date(dto.at);
+    const now = this.clock.now();
+    if (at.getTime() <= now.getTime()) throw invalid(`at must be in the future (it is ${now.toISOString()} now)`);
+    if (at.getTime() > now.getTime() + MAX_SCHEDULE_AHEAD_MS) throw invalid('at must be at most one year ahead');
+    const change = scheduledChange(dto.change);
+    if (Object.keys(change).length === 0) throw invalid('change must hold at least one of name, description, type and value, runtime, archived');
+
+    if (!(await this.flags.findById(organizationId, flagId))) throw FlagsErrors.notFound(flagId);
+    if ((await this.schedules.countPending(organizationId, flagId)) >= MAX_PENDING_SCHEDULES_PER_FLAG) {
+      throw FlagsErrors.tooManySchedules(MAX_PENDING_SCHEDULES_PER_FLAG);
+    }
+    return FlagScheduleDto.from(await this.schedules.insert(organizationId, flagId, at, change));
+  }
+
+  async list(organizationId: string, flagId: string, query: ListFlagSchedulesQueryDto): Promise<FlagSchedulePageDto> {
+    if (!(await this.flags.findById(organizationId, flagId))) throw FlagsErrors.notFound(flagId);
+    const { rows, total } = await this.schedules.list(organizationId, flagId, pageWindow(query));
+    return { results: rows.map(FlagScheduleDto.from), total, page: query.page, totalPages: totalPages(total, query.limit) };
+  }
+
+  async cancel(organizationId: string, flagId: string, scheduleId: string): Promise<void> {
+    if (!(await this.schedules.cancel(organizationId, flagId, scheduleId))) throw FlagsErrors.scheduleNotFound(scheduleId);
+  }
+}
+
+const invalid = (message: string) => new DomainError(HttpStatus.BAD_REQUEST, 'VALIDATION_ERROR', message);
+
+/** The fields the body sent, and only those (a DTO instance may carry undefined ones). */
+function scheduledChange(dto: ScheduledChange): ScheduledChange {
+  const change: ScheduledChange = {};
+  if (dto.name !== undefined) change.name = dto.name;
+  if (dto.description !== undefined) change.description = dto.description;
+  if (dto.type !== undefined) change.type = dto.type;
+  if (dto.value !== undefined) change.value = dto.value;
+  if (dto.runtime !== undefined) change.runtime = dto.runtime;
+  if (dto.archived !== undefined) change.archived = dto.archived;
+  return change;
+}

@@ -56,13 +56,23 @@ export class LocalObjectStore implements ObjectStore {
     await unlinkIfPresent(this.pathOf(key));
   }
 
-  async *list(): AsyncIterable<StoredObject> {
-    for (const organization of await readdirIfPresent(this.root)) {
-      if (organization === TMP_DIR) continue;
-      for (const item of await readdirIfPresent(join(this.root, organization))) {
-        const key = `${organization}/${item}`;
+  /**
+   * Keys in the order S3 lists them: organization folders sorted by `<organization>/` (so that a folder whose
+   * name is a prefix of another's comes in key order, not name order), then the items of each, sorted. With
+   * `after`, folders whose keys all sort before it are not read at all.
+   */
+  async *list(after?: string): AsyncIterable<StoredObject> {
+    const prefixes = (await readdirIfPresent(this.root))
+      .filter((organization) => organization !== TMP_DIR)
+      .map((organization) => `${organization}/`)
+      .sort();
+    for (const prefix of prefixes) {
+      if (after !== undefined && prefix < after && !after.startsWith(prefix)) continue;
+      for (const item of (await readdirIfPresent(join(this.root, prefix))).sort()) {
+        const key = `${prefix}${item}`;
+        if (after !== undefined && key <= after) continue;
         try {
-          const info = await stat(join(this.root, organization, item));
+          const info = await stat(join(this.root, prefix, item));
           yield { key, lastModified: info.mtime };
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;

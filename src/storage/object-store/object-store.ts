@@ -28,8 +28,13 @@ export interface ObjectStore {
   read(key: string, range?: ByteRange): Promise<Readable | null>;
   /** Idempotent: deleting a missing object is not an error. */
   delete(key: string): Promise<void>;
-  /** Every committed object, for the sweeper's search for objects without a row. */
-  list(): AsyncIterable<StoredObject>;
+  /**
+   * Committed objects in ascending key order (by code unit, which is S3's byte order for the ASCII keys the
+   * service makes), only those strictly after `after` when it is given: the sweeper's search for objects
+   * without a row reads one page of this per run and resumes after the last key it saw. A consumer that
+   * stops early costs no more than what it read (plus what the driver fetched ahead of it).
+   */
+  list(after?: string): AsyncIterable<StoredObject>;
   /** Removes temporary leftovers of uploads that died (temp files, incomplete parts) older than `before`. */
   sweepTemporary(before: Date): Promise<number>;
 }

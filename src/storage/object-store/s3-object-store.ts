@@ -70,8 +70,9 @@ export class S3ObjectStore implements ObjectStore {
     await this.client.removeObject(this.settings.bucket, key);
   }
 
-  async *list(): AsyncIterable<StoredObject> {
-    const stream = this.client.listObjectsV2(this.settings.bucket, '', true);
+  /** S3 lists keys in UTF-8 byte order; StartAfter resumes after any key, present in the bucket or not. */
+  async *list(after?: string): AsyncIterable<StoredObject> {
+    const stream = this.client.listObjectsV2(this.settings.bucket, '', true, after ?? '');
     for await (const item of stream as AsyncIterable<{ name?: string; lastModified?: Date }>) {
       if (item.name && item.lastModified) yield { key: item.name, lastModified: item.lastModified };
     }

@@ -37,9 +37,13 @@ const RESERVED_BYTES = `
   + (SELECT coalesce(sum(size), 0) FROM storage_items
      WHERE organization_id = $1 AND state = 'pending' AND (upload_expires_at > $2 OR upload_claimed_at IS NOT NULL))`;
 
+/** The row of storage_sweep_state that keeps the orphan scan's place in the object store's listing. */
+const ORPHAN_SCAN = 'orphan-scan';
+
 /**
- * Data access for storage items and upload nonces. Every read of tenant data takes the organization id.
- * State changes are single conditional statements, so two requests racing on one item cannot both win.
+ * Data access for storage items and upload nonces (and the sweeper's place in the store). Every read of tenant
+ * data takes the organization id. State changes are single conditional statements, so two requests racing on one
+ * item cannot both win.
  */
 @Injectable()
 export class StorageRepository {
@@ -231,6 +235,25 @@ export class StorageRepository {
     if (itemIds.length === 0) return new Set();
     const rows = await this.sql.rows<{ id: string }>(`SELECT id FROM storage_items WHERE id = ANY($1::uuid[])`, [itemIds]);
     return new Set(rows.map((row) => row.id));
+  }
+
+  /** Sweeper: the last object key the orphan scan examined; null when the next scan starts from the beginning. */
+  async orphanScanMarker(): Promise<string | null> {
+    const row = await this.sql.row<{ marker: string }>(`SELECT marker FROM storage_sweep_state WHERE name = $1`, [ORPHAN_SCAN]);
+    return row?.marker ?? null;
+  }
+
+  /** Sweeper: where the next orphan scan resumes; null to start over from the beginning. */
+  async saveOrphanScanMarker(marker: string | null): Promise<void> {
+    if (marker === null) {
+      await this.sql.rows(`DELETE FROM storage_sweep_state WHERE name = $1`, [ORPHAN_SCAN]);
+      return;
+    }
+    await this.sql.rows(
+      `INSERT INTO storage_sweep_state (name, marker) VALUES ($1, $2)
+       ON CONFLICT (name) DO UPDATE SET marker = EXCLUDED.marker, updated_at = clock_timestamp()`,
+      [ORPHAN_SCAN, marker],
+    );
   }
 }
 

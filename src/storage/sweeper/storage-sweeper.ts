@@ -1,6 +1,9 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 import { StorageRepository } from '../items/storage.repository';
 import { itemIdOfKey, OBJECT_STORE, ObjectStore } from '../object-store/object-store';
+import { withTryAdvisoryLock } from './advisory-lock';
 
 export const SWEEP_INTERVAL_MS = 60_000;
 /**
@@ -17,12 +20,28 @@ export const NONCE_CLOCK_SKEW_MS = 5 * 60 * 1000;
 /** A claim this old belongs to an upload whose process died: its pending item may be swept once expired. */
 export const STALE_CLAIM_MS = 60 * 60 * 1000;
 const BATCH = 500;
+/** Objects the orphan pass examines per run, whatever the size of the store: the next run resumes after them. */
+export const ORPHAN_SCAN_PAGE = 1000;
+/**
+ * The session-level advisory lock that lets one instance at a time do the sweep's shared work (the database rows
+ * and the shared object store). Next to the migrations' 7_311_020_418 and the role set-up's 7_311_020_419.
+ */
+export const SWEEP_LOCK_KEY = 7_311_020_420;
 
 export interface SweepReport {
+  /** Another instance held the sweep lock: this run did none of the shared work (only its own temp files). */
+  skipped: boolean;
   expiredItems: number;
   expiredNonces: number;
+  /** Objects the orphan pass examined this run: at most one page. */
+  scannedObjects: number;
   orphanObjects: number;
   temporaryFiles: number;
+}
+
+export interface SweepOptions {
+  /** Objects the orphan pass examines in this run (ORPHAN_SCAN_PAGE); tests make it small. */
+  orphanScanPage?: number;
 }
 
 /**
@@ -30,7 +49,15 @@ export interface SweepReport {
  * expired unused (row first, then bytes, like every delete), nonces of URLs expired for more than the
  * clock-skew margin, objects without a row
  * (a crash between a row delete and its object delete, or between an upload's commit and its row), and
- * temp files of uploads that died. Every step is idempotent, so instances may sweep concurrently.
+ * temp files of uploads that died.
+ *
+ * Every instance runs it every SWEEP_INTERVAL_MS, but the shared work runs on one at a time, under the advisory
+ * lock SWEEP_LOCK_KEY: an instance that finds it taken skips that work until its next run. The orphan pass reads
+ * one page of the store's listing per run, resuming after the key kept in storage_sweep_state, and starts over
+ * once the listing ends; so a run costs one page, and the store is covered once every (objects / page) runs of
+ * any instances. Temp files live on each instance's own disk (S3's upload spool), so each instance sweeps its own,
+ * lock or no lock. Every step is idempotent, so a run cut short (or a lock lost with its connection) is repaired
+ * by the next.
  */
 @Injectable()
 export class StorageSweeper implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -41,6 +68,7 @@ export class StorageSweeper implements OnApplicationBootstrap, OnApplicationShut
   constructor(
     private readonly repository: StorageRepository,
     @Inject(OBJECT_STORE) private readonly store: ObjectStore,
+    @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -55,16 +83,42 @@ export class StorageSweeper implements OnApplicationBootstrap, OnApplicationShut
     if (this.timer) clearInterval(this.timer);
   }
 
-  /** One sweep as of `now` (tests pass a later time instead of waiting). Concurrent calls share one run. */
-  sweep(now = new Date()): Promise<SweepReport> {
-    this.running ??= this.run(now).finally(() => {
+  /**
+   * One sweep as of `now` (tests pass a later time instead of waiting). Concurrent calls on this instance share
+   * one run (the first call's options apply).
+   */
+  sweep(now = new Date(), options: SweepOptions = {}): Promise<SweepReport> {
+    this.running ??= this.run(now, options.orphanScanPage ?? ORPHAN_SCAN_PAGE).finally(() => {
       this.running = null;
     });
     return this.running;
   }
 
-  private async run(now: Date): Promise<SweepReport> {
-    const report: SweepReport = { expiredItems: 0, expiredNonces: 0, orphanObjects: 0, temporaryFiles: 0 };
+  private async run(now: Date, orphanScanPage: number): Promise<SweepReport> {
+    if (!Number.isInteger(orphanScanPage) || orphanScanPage < 1) throw new Error(`orphanScanPage must be a positive integer`);
+    const report: SweepReport = {
+      skipped: false,
+      expiredItems: 0,
+      expiredNonces: 0,
+      scannedObjects: 0,
+      orphanObjects: 0,
+      temporaryFiles: 0,
+    };
+    const orphanBefore = new Date(now.getTime() - ORPHAN_GRACE_MS);
+    const locked = await withTryAdvisoryLock(this.dataSource, SWEEP_LOCK_KEY, async () => {
+      await this.sweepExpired(now, report);
+      await this.sweepOrphans(orphanBefore, orphanScanPage, report);
+    });
+    report.skipped = !locked.acquired;
+    if (report.skipped) this.logger.debug('another instance is sweeping: this run only sweeps its own temp files');
+    report.temporaryFiles = await this.store.sweepTemporary(orphanBefore);
+    if (report.expiredItems + report.expiredNonces + report.orphanObjects + report.temporaryFiles > 0) {
+      this.logger.log(`swept ${JSON.stringify(report)}`);
+    }
+    return report;
+  }
+
+  private async sweepExpired(now: Date, report: SweepReport): Promise<void> {
     const staleClaim = new Date(now.getTime() - STALE_CLAIM_MS);
     for (;;) {
       const keys = await this.repository.deleteExpiredPending(now, staleClaim, BATCH);
@@ -73,37 +127,52 @@ export class StorageSweeper implements OnApplicationBootstrap, OnApplicationShut
       if (keys.length < BATCH) break;
     }
     report.expiredNonces = await this.repository.deleteExpiredNonces(new Date(now.getTime() - NONCE_CLOCK_SKEW_MS));
-
-    const orphanBefore = new Date(now.getTime() - ORPHAN_GRACE_MS);
-    let candidates: string[] = [];
-    const flush = async () => {
-      const ids = candidates.map((key) => itemIdOfKey(key)).filter((id): id is string => id !== null);
-      const existing = await this.repository.existingItemIds(ids);
-      for (const key of candidates) {
-        const id = itemIdOfKey(key);
-        if (id !== null && !existing.has(id) && (await this.deleteObject(key))) report.orphanObjects += 1;
-      }
-      candidates = [];
-    };
-    for await (const object of this.store.list()) {
-      if (object.lastModified >= orphanBefore || itemIdOfKey(object.key) === null) continue;
-      candidates.push(object.key);
-      if (candidates.length >= BATCH) await flush();
-    }
-    await flush();
-
-    report.temporaryFiles = await this.store.sweepTemporary(orphanBefore);
-    if (Object.values(report).some((count) => count > 0)) this.logger.log(`swept ${JSON.stringify(report)}`);
-    return report;
   }
 
-  /** One object failing to delete must not stop the sweep; without its row it is an orphan next time. */
+  /**
+   * Examines at most `page` objects after the kept marker, then keeps the last one examined; when the listing
+   * ends within the page, the marker goes and the next run starts from the beginning. The listing is asked for
+   * one object past the page, to tell "ended" from "more to come" without a run that examines nothing.
+   */
+  private async sweepOrphans(orphanBefore: Date, page: number, report: SweepReport): Promise<void> {
+    const marker = await this.repository.orphanScanMarker();
+    const candidates: string[] = [];
+    let last: string | null = null;
+    let ended = false;
+    const listing = this.store.list(marker ?? undefined)[Symbol.asyncIterator]();
+    try {
+      for (;;) {
+        const next = await listing.next();
+        if (next.done) {
+          ended = true;
+          break;
+        }
+        if (report.scannedObjects === page) break;
+        report.scannedObjects += 1;
+        last = next.value.key;
+        if (next.value.lastModified < orphanBefore && itemIdOfKey(next.value.key) !== null) candidates.push(next.value.key);
+      }
+    } finally {
+      await listing.return?.();
+    }
+
+    for (let start = 0; start < candidates.length; start += BATCH) {
+      const batch = candidates.slice(start, start + BATCH);
+      const existing = await this.repository.existingItemIds(batch.map((key) => itemIdOfKey(key)!));
+      for (const key of batch) {
+        if (!existing.has(itemIdOfKey(key)!) && (await this.deleteObject(key))) report.orphanObjects += 1;
+      }
+    }
+    await this.repository.saveOrphanScanMarker(ended ? null : last);
+  }
+
+  /** One object failing to delete must not stop the sweep; without its row it is an orphan the scan meets again. */
   private async deleteObject(key: string): Promise<boolean> {
     try {
       await this.store.delete(key);
       return true;
     } catch (error) {
-      this.logger.warn(`could not delete ${key}, will retry on the next sweep: ${(error as Error).message}`);
+      this.logger.warn(`could not delete ${key}, the orphan scan will retry when it comes round to it: ${(error as Error).message}`);
       return false;
     }
   }

@@ -43,16 +43,8 @@ export class AuditRepository {
   }
 
   /** Newest first, ties broken by id so pages never overlap. */
-  async list(
-    organizationId: string,
-    filter: { flagId?: string; offset: number; limit: number },
-  ): Promise<{ entries: AuditEntry[]; total: number }> {
-    const parameters: unknown[] = [organizationId];
-    let where = 'organization_id = $1';
-    if (filter.flagId) {
-      parameters.push(filter.flagId);
-      where += ` AND flag_id = $${parameters.length}`;
-    }
+  async list(organizationId: string, filter: AuditFilter & { offset: number; limit: number }): Promise<{ entries: AuditEntry[]; total: number }> {
+    const { where, parameters } = whereOf(organizationId, filter);
     const [entries, [{ total }]] = await Promise.all([
       this.sql.rows<AuditEntry>(
         `SELECT ${COLUMNS} FROM flag_audit_entries WHERE ${where} ORDER BY created_at DESC, id DESC
@@ -63,6 +55,62 @@ export class AuditRepository {
     ]);
     return { entries, total };
   }
+
+  /**
+   * Every matching entry, oldest first, in batches: each batch is one short query that resumes after the last
+   * entry of the one before (a keyset cursor, compared on the stored timestamp itself, not its millisecond
+   * rounding), so neither the whole result nor a database connection is held while a slow client reads.
+   * Entries appended meanwhile come last, as they sort.
+   */
+  async *batches(organizationId: string, filter: AuditFilter, batchSize = EXPORT_BATCH): AsyncGenerator<AuditEntry[]> {
+    const { where, parameters } = whereOf(organizationId, filter);
+    let after: string | null = null;
+    for (;;) {
+      const resume: string =
+        after === null
+          ? ''
+          : ` AND (created_at, id) > (SELECT created_at, id FROM flag_audit_entries WHERE id = $${parameters.length + 2})`;
+      const batch: AuditEntry[] = await this.sql.rows<AuditEntry>(
+        `SELECT ${COLUMNS} FROM flag_audit_entries WHERE ${where}${resume} ORDER BY created_at, id LIMIT $${parameters.length + 1}`,
+        after === null ? [...parameters, batchSize] : [...parameters, batchSize, after],
+      );
+      if (batch.length > 0) yield batch;
+      if (batch.length < batchSize) return;
+      after = batch[batch.length - 1].id;
+    }
+  }
+}
+
+/** Entries read per query of an export. */
+const EXPORT_BATCH = 200;
+
+/** Filters of the audit log; each one given narrows it (createdAt in [from, to)). */
+export interface AuditFilter {
+  flagId?: string;
+  action?: string;
+  actorType?: string;
+  actorId?: string;
+  flagKey?: string;
+  from?: Date;
+  to?: Date;
+}
+
+function whereOf(organizationId: string, filter: AuditFilter): { where: string; parameters: unknown[] } {
+  const parameters: unknown[] = [organizationId];
+  const conditions = ['organization_id = $1'];
+  const add = (condition: string, value: unknown) => {
+    if (value === undefined) return;
+    parameters.push(value);
+    conditions.push(`${condition} $${parameters.length}`);
+  };
+  add('flag_id =', filter.flagId);
+  add('action =', filter.action);
+  add('actor_type =', filter.actorType);
+  add('actor_id =', filter.actorId);
+  add('flag_key =', filter.flagKey);
+  add('created_at >=', filter.from);
+  add('created_at <', filter.to);
+  return { where: conditions.join(' AND '), parameters };
 }
 
 /** A JSON `null` snapshot is stored as SQL NULL: a creation has no before, a deletion no after. */

@@ -3,7 +3,7 @@ import { AuditRepository } from '../audit/audit.repository';
 import { pageWindow, totalPages } from '../common/dto/pagination';
 import { OrganizationsRepository } from '../organizations/organizations.repository';
 import { QuotaService } from '../quota/quota.service';
-import { AuditPageDto, AuditQueryDto } from './dto/flag-audit.dto';
+import { AuditFilterDto, auditFilterOf, AuditPageDto, AuditQueryDto, FeatureFlagAuditEntryDto } from './dto/flag-audit.dto';
 import { CreateFlagDto, UpdateFlagDto } from './dto/flag-input.dto';
 import { FeatureFlagDto, FlagPageDto, ListFlagsQueryDto } from './dto/flag.dto';
 import { editBetween, flagChange, FlagSnapshot, snapshotOf } from './flag.model';
@@ -121,10 +121,18 @@ export class FlagsService {
     return new FlagWrite(undefined, flagChange(organizationId, null, current.key, snapshotOf(current), null));
   }
 
-  /** The audit log of the organization's flags (or of one flag), newest first. */
+  /** The audit log of the organization's flags, filtered, newest first. */
   async history(organizationId: string, query: AuditQueryDto): Promise<AuditPageDto> {
-    const { entries, total } = await this.audit.list(organizationId, { flagId: query.flagId, ...pageWindow(query) });
+    const { entries, total } = await this.audit.list(organizationId, { ...auditFilterOf(query), ...pageWindow(query) });
     return AuditPageDto.from(entries, total, query);
+  }
+
+  /** The filtered audit log, oldest first, a batch at a time (AuditRepository.batches). */
+  exportHistory(organizationId: string, query: AuditFilterDto): AsyncGenerator<FeatureFlagAuditEntryDto[]> {
+    const batches = this.audit.batches(organizationId, auditFilterOf(query));
+    return (async function* () {
+      for await (const batch of batches) yield batch.map(FeatureFlagAuditEntryDto.from);
+    })();
   }
 
   private async isLocked(organizationId: string, flagId: string): Promise<boolean> {

@@ -91,6 +91,7 @@ export class ExchangeRecorder {
     let truncated = false;
     const keep = (chunk: unknown, encoding?: unknown) => {
       if (chunk === undefined || chunk === null || typeof chunk === 'function') return;
+      if (truncated) return; // a long stream's later chunks are not even converted
       const buffer = Buffer.isBuffer(chunk)
         ? chunk
         : typeof chunk === 'string'

@@ -1,15 +1,72 @@
-import { ApiProperty } from '@nestjs/swagger';
-import { IsOptional, IsUUID } from 'class-validator';
+import { ApiProperty, IntersectionType } from '@nestjs/swagger';
+import { IsIn, IsOptional, IsString, IsUUID } from 'class-validator';
+import { IsInstant } from '../../common/instant';
+import { CharLength } from '../../common/validation';
+import { BadRequestException } from '@nestjs/common';
 import { ACTOR_TYPES, ActorType, AuditEntry } from '../../audit/audit-entry';
+import { AuditFilter } from '../../audit/audit.repository';
 import { PageQueryDto, pageFields, totalPages } from '../../common/dto/pagination';
 import { FLAG_RUNTIMES, FLAG_TYPES, FlagAction, FlagRuntime, FlagSnapshot, FlagType } from '../flag.model';
 import { JSON_VALUE_SCHEMA } from './json-value.schema';
 
-export class AuditQueryDto extends PageQueryDto {
+/** The audit log's filters, shared by the page and the export; each one given narrows the log. */
+export class AuditFilterDto {
   @ApiProperty({ required: false, format: 'uuid', description: "Restrict to one flag's history" })
   @IsOptional()
   @IsUUID(undefined, { message: 'flagId must be a valid UUID' })
   flagId?: string;
+
+  @ApiProperty({ required: false, enum: FlagAction, description: 'One action label' })
+  @IsOptional()
+  @IsIn(Object.values(FlagAction), { message: `action must be one of ${Object.values(FlagAction).join(', ')}` })
+  action?: FlagAction;
+
+  @ApiProperty({ required: false, enum: ACTOR_TYPES, description: 'Who made the changes: `apiKey`, `system` (scheduled changes) or `session`' })
+  @IsOptional()
+  @IsIn(ACTOR_TYPES, { message: `actorType must be one of ${ACTOR_TYPES.join(', ')}` })
+  actorType?: ActorType;
+
+  @ApiProperty({ required: false, maxLength: 100, description: 'One actor: an API key id (system changes have none)' })
+  @IsOptional()
+  @IsString()
+  @CharLength(1, 100)
+  actorId?: string;
+
+  @ApiProperty({ required: false, maxLength: 64, description: "The flag's key at the time of the change (a deleted flag's history too)" })
+  @IsOptional()
+  @IsString()
+  @CharLength(1, 64)
+  flagKey?: string;
+
+  @ApiProperty({ required: false, format: 'date-time', description: 'Entries created at or after this ISO 8601 instant' })
+  @IsOptional()
+  @IsInstant('from must be an ISO 8601 instant with its offset, such as 2026-12-04T18:00:00Z')
+  from?: string;
+
+  @ApiProperty({ required: false, format: 'date-time', description: 'Entries created before this ISO 8601 instant (exclusive)' })
+  @IsOptional()
+  @IsInstant('to must be an ISO 8601 instant with its offset, such as 2026-12-05T00:00:00Z')
+  to?: string;
+}
+
+/** The repository's filter; 400 when the time range is empty by construction (from at or after to). */
+export function auditFilterOf(dto: AuditFilterDto): AuditFilter {
+  const from = dto.from === undefined ? undefined : new Date(dto.from);
+  const to = dto.to === undefined ? undefined : new Date(dto.to);
+  if (from && to && from.getTime() >= to.getTime()) throw new BadRequestException('from must be before to');
+  return { flagId: dto.flagId, action: dto.action, actorType: dto.actorType, actorId: dto.actorId, flagKey: dto.flagKey, from, to };
+}
+
+export class AuditQueryDto extends IntersectionType(PageQueryDto, AuditFilterDto) {}
+
+export const AUDIT_EXPORT_FORMATS = ['ndjson', 'csv'] as const;
+export type AuditExportFormat = (typeof AUDIT_EXPORT_FORMATS)[number];
+
+export class AuditExportQueryDto extends AuditFilterDto {
+  @ApiProperty({ required: false, enum: AUDIT_EXPORT_FORMATS, default: 'ndjson', description: 'One JSON entry per line, or CSV with a header row' })
+  @IsOptional()
+  @IsIn(AUDIT_EXPORT_FORMATS, { message: `format must be one of ${AUDIT_EXPORT_FORMATS.join(', ')}` })
+  format: AuditExportFormat = 'ndjson';
 }
 
 export class FlagSnapshotDto {

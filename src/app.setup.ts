@@ -4,7 +4,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger as PinoLogger } from 'pino';
 import { pinoHttp } from 'pino-http';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { ADMIN_SECURITY, API_KEY_SECURITY } from './auth/auth.decorators';
+import { ADMIN_SECURITY, API_KEY_HEADER_SECURITY, API_KEY_SECURITY } from './auth/auth.decorators';
 import { API_PREFIX } from './common/api-prefix';
 import { corsMiddleware } from './common/cors';
 import { errorShapeFor, writeApiError } from './common/filters/api-exception.filter';
@@ -27,6 +27,7 @@ const ROOT_ROUTES = [
   { path: 'health/live', method: RequestMethod.ALL },
   { path: 'health/ready', method: RequestMethod.ALL },
   { path: 'metrics', method: RequestMethod.ALL },
+  { path: 'ofrep/{*path}', method: RequestMethod.ALL },
   { path: `${UPLOAD_ROUTE}/{*path}`, method: RequestMethod.ALL },
   { path: `${CDN_ROUTE}/{*path}`, method: RequestMethod.ALL },
 ];
@@ -87,6 +88,7 @@ function setupOpenApi(app: INestApplication, config: AppConfig): void {
       .addServer(config.urls.publicUrl)
       .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'An API key issued by the admin API' }, API_KEY_SECURITY)
       .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'The ADMIN_TOKEN of this deployment' }, ADMIN_SECURITY)
+      .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key, on the OFREP routes' }, API_KEY_HEADER_SECURITY)
       .build(),
   );
   SwaggerModule.setup('docs', app, addCommonResponses(document, STORAGE_PATHS), { jsonDocumentUrl: 'docs-json', useGlobalPrefix: false });

@@ -11,6 +11,7 @@ import { ConfigValidationError, loadConfig } from './config/app-config';
 import { DatabaseSetupError } from './database/database-setup-error';
 import { openDatabase } from './database/open-database';
 import { FlagConfigPoll } from './flag-config/flag-config-poll';
+import { ConfigStreamHub } from './flag-config/stream/config-stream.hub';
 
 async function bootstrap(): Promise<void> {
   const logger = new Logger('Bootstrap');
@@ -53,6 +54,8 @@ async function bootstrap(): Promise<void> {
       // Idle keep-alive connections are left to be used once more (answered with Connection: close) or to
       // time out, as the server would time them out anyway, before it stops accepting.
       const drainMs = Math.min(server.keepAliveTimeout + 1_000, graceMs * 0.8);
+      // Streams never end by themselves: they end now, with a retry: hint, and their clients reconnect elsewhere.
+      app.get(ConfigStreamHub).closeAll();
       void drain
         .drain({ drainMs, fenceMs: 500, graceMs })
         .then(() => app.close())

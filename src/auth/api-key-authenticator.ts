@@ -101,6 +101,12 @@ export class ApiKeyAuthenticator {
     return principal;
   }
 
+  /** The principal of a key named by id (a signed stream token), or null once it is revoked; not cached. */
+  async activeKey(organizationId: string, keyId: string): Promise<Principal | null> {
+    const key = await this.organizations.findActiveApiKeyById(organizationId, keyId);
+    return key ? { keyId: key.id, organizationId: key.organizationId, permissions: new Set(key.permissions) } : null;
+  }
+
   /** Synchronous lookup for the poll's lean path: the cached principal, or undefined on a miss. */
   cached(authorization: string | undefined): Principal | undefined {
     if (authorization === undefined) return undefined;

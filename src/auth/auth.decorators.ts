@@ -1,5 +1,12 @@
 import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata, Type } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBearerAuth, ApiForbiddenResponse, ApiTooManyRequestsResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiForbiddenResponse,
+  ApiSecurity,
+  ApiTooManyRequestsResponse,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
 import { ApiErrorDto } from '../common/dto/api-error.dto';
 import { Permission } from '../organizations/permission';
 import { AuthenticatedRequest, Principal } from './principal';
@@ -7,9 +14,12 @@ import { AuthenticatedRequest, Principal } from './principal';
 export const PERMISSION_KEY = 'auth:permission';
 export const ACCESS_KEY = 'auth:access';
 export const OWN_RATE_LIMIT_KEY = 'auth:own-rate-limit';
+export const API_KEY_HEADER_KEY = 'auth:api-key-header';
 export type Access = 'public' | 'admin';
 
 export const API_KEY_SECURITY = 'apiKey';
+/** OFREP's second way to send the key: `X-API-Key: <key>`. */
+export const API_KEY_HEADER_SECURITY = 'apiKeyHeader';
 export const ADMIN_SECURITY = 'adminToken';
 
 /** How a route's 401 and 403 are documented; the defaults are the flag API's. */
@@ -48,6 +58,11 @@ export function RequirePermission(permission: Permission, docs: AuthErrorDocs = 
 
 /** The route counts against a budget of its own instead of API_RATE_LIMIT_PER_MINUTE (the config poll). */
 export const OwnRateLimit = () => SetMetadata(OWN_RATE_LIMIT_KEY, true);
+
+/** The route also takes the key as `X-API-Key: <key>` (OFREP's alternative to the bearer header). */
+export function AcceptsApiKeyHeader() {
+  return applyDecorators(SetMetadata(API_KEY_HEADER_KEY, true), ApiSecurity(API_KEY_HEADER_SECURITY));
+}
 
 /** The route is authorised by `Authorization: Bearer $ADMIN_TOKEN` instead of an API key. */
 export function AdminOnly() {

@@ -6,7 +6,7 @@ import { Permission } from '../organizations/permission';
 import { bearerToken, constantTimeEqual } from './api-key';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
 import { AuthFailureLimiter } from './auth-failure-limiter';
-import { Access, ACCESS_KEY, PERMISSION_KEY } from './auth.decorators';
+import { Access, ACCESS_KEY, API_KEY_HEADER_KEY, PERMISSION_KEY } from './auth.decorators';
 import { AuthErrors, permissionRefusal } from './auth.errors';
 import { AuthenticatedRequest, Principal } from './principal';
 
@@ -40,7 +40,8 @@ export class AuthGuard implements CanActivate {
       return true;
     }
 
-    request.principal = await authenticateOrCount(this.authenticator, this.failures, request);
+    const apiKeyHeader = this.reflector.get<boolean | undefined>(API_KEY_HEADER_KEY, context.getHandler()) === true;
+    request.principal = await authenticateOrCount(this.authenticator, this.failures, request, { apiKeyHeader });
     return true;
   }
 }
@@ -56,8 +57,9 @@ export function authenticateOrCount(
   authenticator: ApiKeyAuthenticator,
   failures: AuthFailureLimiter,
   request: IncomingMessage,
+  options: { apiKeyHeader?: boolean } = {},
 ): Principal | Promise<Principal> {
-  const authorization = request.headers.authorization;
+  const authorization = credentialOf(request, options.apiKeyHeader === true);
   const cached = authenticator.cached(authorization);
   if (cached) return cached;
   const address = failures.addressOf(request);
@@ -69,6 +71,14 @@ export function authenticateOrCount(
     failures.forgive(address);
     return principal;
   });
+}
+
+/** The bearer header, or on routes that take it (OFREP) `X-API-Key` as if it were one. */
+function credentialOf(request: IncomingMessage, apiKeyHeader: boolean): string | undefined {
+  const authorization = request.headers.authorization;
+  if (authorization !== undefined || !apiKeyHeader) return authorization;
+  const key = request.headers['x-api-key'];
+  return typeof key === 'string' ? `Bearer ${key}` : undefined;
 }
 
 /** Runs after AuthGuard: an API-key route must declare its permission, and the key must carry it. */

@@ -39,6 +39,8 @@ export interface AppConfig {
   trustProxy: string[];
   /** Origins the API (admin API excluded) answers cross-origin: a list, `*`, or unset for no CORS at all. */
   corsOrigins?: CorsOrigins;
+  /** The change stream (GET /v1/flags/config/stream) and its mention in OFREP bulk answers. */
+  streamsEnabled: boolean;
   /** Unset: GET /metrics is open (scrape it on a private network); set: it needs `Authorization: Bearer <token>`. */
   metricsToken?: string;
   log: { level: LogLevel; format: 'json' | 'pretty' };
@@ -106,6 +108,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       keepAliveMs: integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_SECONDS', 5, 1, 3600) * 1000,
     },
     metricsToken: secret(env, 'METRICS_TOKEN'),
+    streamsEnabled: boolean(env, 'STREAMS_ENABLED', true),
     log: { level: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'), format: oneOf(env, 'LOG_FORMAT', ['json', 'pretty'] as const, 'json') },
     storage: {
       defaultAllocationBytes: integer(env, 'STORAGE_DEFAULT_ALLOCATION', 1024 ** 3, 0, Number.MAX_SAFE_INTEGER),

@@ -13,6 +13,8 @@ export interface ConfigPayload {
   etagHeader: string;
   body: Buffer;
   builtAt: number;
+  /** The flags the payload serves, by key order; read by OFREP (`ofrep/ofrep-evaluation.ts`). */
+  entries: readonly ConfigEntry[];
 }
 
 /**
@@ -34,5 +36,5 @@ export function buildConfigPayload(entries: readonly ConfigEntry[], now = new Da
       flags: entries.map(({ key, type, value, runtime }) => ({ key, type, value, runtime })),
     }),
   );
-  return { etag, etagHeader: `W/"${etag}"`, body, builtAt: now.getTime() };
+  return { etag, etagHeader: `W/"${etag}"`, body, builtAt: now.getTime(), entries };
 }

@@ -7,6 +7,11 @@ import { ConfigThrottlerStorage } from './config-throttler.storage';
 import { FlagConfigCache } from './flag-config.cache';
 import { FlagConfigController } from './flag-config.controller';
 import { FlagConfigPoll } from './flag-config-poll';
+import { loadSigningSecret } from '../storage/signed-urls/signing-secret';
+import { OfrepController } from './ofrep/ofrep.controller';
+import { ConfigStreamController } from './stream/config-stream.controller';
+import { ConfigStreamHub } from './stream/config-stream.hub';
+import { STREAM_TOKENS, StreamTokens } from './stream/stream-token';
 
 @Module({
   imports: [
@@ -23,8 +28,18 @@ import { FlagConfigPoll } from './flag-config-poll';
       }),
     }),
   ],
-  controllers: [FlagConfigController],
-  providers: [FlagConfigCache, FlagConfigPoll],
-  exports: [FlagConfigPoll],
+  // The stream's literal path is registered before the config route's.
+  controllers: [ConfigStreamController, FlagConfigController, OfrepController],
+  providers: [
+    FlagConfigCache,
+    FlagConfigPoll,
+    ConfigStreamHub,
+    {
+      provide: STREAM_TOKENS,
+      inject: [APP_CONFIG],
+      useFactory: async (config: AppConfig) => new StreamTokens(await loadSigningSecret(config.uploadSigningSecret, config.dataDir)),
+    },
+  ],
+  exports: [FlagConfigPoll, ConfigStreamHub],
 })
 export class FlagConfigModule {}

@@ -57,6 +57,14 @@ export class OrganizationsRepository {
     return this.sql.rows<ApiKey>(`SELECT ${API_KEY} FROM api_keys WHERE key_hash = ANY($1::text[]) AND revoked_at IS NULL`, [keyHashes]);
   }
 
+  /** The organization's key with this id while it is active (a stream token names a key by id). */
+  findActiveApiKeyById(organizationId: string, keyId: string): Promise<ApiKey | null> {
+    return this.sql.row<ApiKey>(`SELECT ${API_KEY} FROM api_keys WHERE id = $1 AND organization_id = $2 AND revoked_at IS NULL`, [
+      keyId,
+      organizationId,
+    ]);
+  }
+
   /** Marks the key revoked; false when the organization has no such active key. */
   async revokeApiKey(organizationId: string, keyId: string): Promise<boolean> {
     const rows = await this.sql.rows(

@@ -16,7 +16,25 @@ export interface StorageErrorBody {
   error: { code: string; message: string };
 }
 
-export type ErrorShape = 'api' | 'storage';
+/** Body of every OFREP error (`/ofrep/...`): OpenFeature's `{errorCode, errorDetails}`, with `key` for a flag. */
+export interface OfrepErrorBody {
+  key?: string;
+  errorCode: string;
+  errorDetails: string;
+}
+
+export type ErrorShape = 'api' | 'storage' | 'ofrep';
+
+/** OFREP's path prefix (outside /v1, as the protocol defines it). */
+export const OFREP_PATH = '/ofrep';
+
+/** An error that concerns one flag of an OFREP request: its body names the key. */
+export interface OfrepFlagKey {
+  ofrepKey?: string;
+}
+
+/** Our codes as OFREP's: a body that is not JSON is its PARSE_ERROR, an unexpected fault its GENERAL. */
+const OFREP_CODES: Record<string, string> = { VALIDATION_ERROR: 'PARSE_ERROR', INTERNAL_ERROR: 'GENERAL' };
 
 /** Errors that tell the client when to come back (429) carry it here; it becomes `Retry-After`. */
 export interface RetryAfter {
@@ -41,13 +59,13 @@ export const STORAGE_ERROR_PATHS = Symbol('STORAGE_ERROR_PATHS');
 export function errorShapeFor(url: string | undefined, storagePaths: readonly string[]): ErrorShape {
   if (url === undefined) return 'api';
   const path = url.toLowerCase();
-  return storagePaths.some((prefix) => {
+  const under = (prefix: string) => {
     if (!path.startsWith(prefix.toLowerCase())) return false;
     const next = path.charAt(prefix.length);
     return next === '' || next === '/' || next === '?';
-  })
-    ? 'storage'
-    : 'api';
+  };
+  if (under(OFREP_PATH)) return 'ofrep';
+  return storagePaths.some(under) ? 'storage' : 'api';
 }
 
 /** Writes an error on a plain Node response; used by the filters and by the poll's lean path. */
@@ -58,8 +76,12 @@ export function writeApiError(response: ServerResponse, exception: unknown, requ
     response.destroy();
     return;
   }
-  const body: ApiErrorBody | StorageErrorBody =
-    shape === 'storage' ? { error: { code, message } } : { statusCode: status, error: code, message };
+  const body: ApiErrorBody | StorageErrorBody | OfrepErrorBody =
+    shape === 'storage'
+      ? { error: { code, message } }
+      : shape === 'ofrep'
+        ? ofrepBody(exception, code, message)
+        : { statusCode: status, error: code, message };
   const json = JSON.stringify(body);
   const retryAfter = (exception as RetryAfter | undefined)?.retryAfterSeconds;
   if (retryAfter !== undefined) response.setHeader('Retry-After', String(retryAfter));
@@ -68,6 +90,11 @@ export function writeApiError(response: ServerResponse, exception: unknown, requ
   }
   response.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(json) });
   response.end(json);
+}
+
+function ofrepBody(exception: unknown, code: string, message: string): OfrepErrorBody {
+  const key = (exception as OfrepFlagKey | undefined)?.ofrepKey;
+  return { ...(key === undefined ? {} : { key }), errorCode: OFREP_CODES[code] ?? code, errorDetails: message };
 }
 
 /**

@@ -1,0 +1,107 @@
+import type { ServerResponse } from 'node:http';
+import { Body, Controller, HttpCode, HttpStatus, Inject, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
+import { ApiBody, ApiHeader, ApiNotFoundResponse, ApiNotModifiedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags, ApiBadRequestResponse } from '@nestjs/swagger';
+import type { Request } from 'express';
+import { AcceptsApiKeyHeader, CurrentPrincipal, OwnRateLimit, RequirePermission } from '../../auth/auth.decorators';
+import { Principal } from '../../auth/principal';
+import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { Permission } from '../../organizations/permission';
+import { CONFIG_CACHE_CONTROL, ConfigPayload } from '../config-payload';
+import { ConfigThrottlerGuard } from '../config-rate-limiter';
+import { isNotModified } from '../flag-config-poll';
+import { FlagConfigCache } from '../flag-config.cache';
+import { CONFIG_STREAM_PATH } from '../stream/config-stream.controller';
+import { STREAM_TOKENS, StreamTokens } from '../stream/stream-token';
+import { checkEvaluationRequest, evaluationOf, evaluationsOf, flagNotFound, OfrepEvaluation } from './ofrep-evaluation';
+import { OfrepBulkEvaluationDto, OfrepErrorDto, OfrepEvaluationDto, OfrepEvaluationRequestDto } from './ofrep.dto';
+
+/** The route prefix of OFREP, at the root of PUBLIC_URL as the protocol defines it. */
+export const OFREP_ROUTE = 'ofrep/v1/evaluate/flags';
+/** How long a browser may leave a stream idle before closing it (OFREP's inactivityDelaySec). */
+const INACTIVITY_DELAY_SECONDS = 120;
+
+const VALIDATOR_HEADERS = {
+  ETag: { description: 'W/"<hash>": the same validator as GET /v1/flags/config for the same flags', schema: { type: 'string' } },
+  'Cache-Control': { description: CONFIG_CACHE_CONTROL, schema: { type: 'string' } },
+};
+const RATE_LIMITED = 'RATE_LIMITED: past CONFIG_RATE_LIMIT_PER_MINUTE requests this minute with this key (the budget of the config poll, shared)';
+
+/**
+ * The OpenFeature Remote Evaluation Protocol over the config poll's own payload cache, ETag and rate limiter,
+ * so that stock OpenFeature providers (Node, web, Go, .NET, Java) read the flags. Flags have one value for
+ * everyone: each evaluates to its value, STATIC, variant `default`, with its type and runtime as metadata.
+ */
+@ApiTags('ofrep')
+@Controller(OFREP_ROUTE)
+export class OfrepController {
+  constructor(
+    private readonly cache: FlagConfigCache,
+    @Inject(STREAM_TOKENS) private readonly tokens: StreamTokens,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  @Post()
+  @HttpCode(HttpStatus.OK)
+  @RequirePermission(Permission.FLAGS_READ, { type: OfrepErrorDto, rateLimited: RATE_LIMITED })
+  @AcceptsApiKeyHeader()
+  @OwnRateLimit()
+  @UseGuards(ConfigThrottlerGuard)
+  @ApiOperation({
+    summary: 'OFREP bulk evaluation: every flag of the config payload',
+    description:
+      'Send the last ETag in If-None-Match for 304 when nothing changed. flagConfigEtag and flagConfigLastModified (sent by ' +
+      'providers after a stream event) are accepted and change nothing. With the change stream on, eventStreams names it.',
+  })
+  @ApiBody({ type: OfrepEvaluationRequestDto })
+  @ApiHeader({ name: 'If-None-Match', required: false, description: 'A previously received ETag' })
+  @ApiQuery({ name: 'flagConfigEtag', required: false, description: 'OFREP stream metadata; ignored' })
+  @ApiQuery({ name: 'flagConfigLastModified', required: false, description: 'OFREP stream metadata; ignored' })
+  @ApiOkResponse({ type: OfrepBulkEvaluationDto, headers: VALIDATOR_HEADERS })
+  @ApiNotModifiedResponse({ description: 'The flags are unchanged; empty body', headers: VALIDATOR_HEADERS })
+  @ApiBadRequestResponse({ type: OfrepErrorDto, description: 'INVALID_CONTEXT: context is not a JSON object; PARSE_ERROR: the body is not JSON' })
+  async bulk(@CurrentPrincipal() principal: Principal, @Body() body: unknown, @Req() request: Request, @Res() response: ServerResponse): Promise<void> {
+    checkEvaluationRequest(body);
+    const payload = await this.cache.get(principal.organizationId);
+    if (isNotModified(request, payload)) {
+      response.writeHead(304, { ETag: payload.etagHeader, 'Cache-Control': CONFIG_CACHE_CONTROL });
+      response.end();
+      return;
+    }
+    const json = this.bulkBody(principal, payload);
+    response.writeHead(200, {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': Buffer.byteLength(json),
+      ETag: payload.etagHeader,
+      'Cache-Control': CONFIG_CACHE_CONTROL,
+    });
+    response.end(json);
+  }
+
+  @Post(':key')
+  @HttpCode(HttpStatus.OK)
+  @RequirePermission(Permission.FLAGS_READ, { type: OfrepErrorDto, rateLimited: RATE_LIMITED })
+  @AcceptsApiKeyHeader()
+  @OwnRateLimit()
+  @UseGuards(ConfigThrottlerGuard)
+  @ApiOperation({ summary: 'OFREP single evaluation: one flag of the config payload' })
+  @ApiParam({ name: 'key', description: "The flag's key" })
+  @ApiBody({ type: OfrepEvaluationRequestDto })
+  @ApiOkResponse({ type: OfrepEvaluationDto })
+  @ApiBadRequestResponse({ type: OfrepErrorDto, description: 'INVALID_CONTEXT: context is not a JSON object; PARSE_ERROR: the body is not JSON' })
+  @ApiNotFoundResponse({ type: OfrepErrorDto, description: 'FLAG_NOT_FOUND: no such flag, or it is archived' })
+  async single(@CurrentPrincipal() principal: Principal, @Param('key') key: string, @Body() body: unknown): Promise<OfrepEvaluation> {
+    checkEvaluationRequest(body);
+    const entry = evaluationsOf(await this.cache.get(principal.organizationId)).byKey.get(key);
+    if (!entry) throw flagNotFound(key);
+    return evaluationOf(entry);
+  }
+
+  /** The flags as serialised once per payload, and this key's stream (its token is per key, so it is added per request). */
+  private bulkBody(principal: Principal, payload: ConfigPayload): string {
+    const { flagsJson } = evaluationsOf(payload);
+    if (!this.config.streamsEnabled) return `{"flags":${flagsJson}}`;
+    const token = this.tokens.sign(principal.organizationId, principal.keyId, Date.now());
+    const url = `${this.config.urls.publicUrl}${CONFIG_STREAM_PATH}?token=${token}`;
+    return `{"flags":${flagsJson},"eventStreams":${JSON.stringify([{ type: 'sse', url, inactivityDelaySec: INACTIVITY_DELAY_SECONDS }])}}`;
+  }
+}

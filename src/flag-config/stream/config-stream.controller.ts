@@ -1,0 +1,101 @@
+import type { ServerResponse } from 'node:http';
+import { Controller, Get, HttpStatus, Inject, NotFoundException, Query, Req, Res, UnauthorizedException } from '@nestjs/common';
+import { ApiBearerAuth, ApiForbiddenResponse, ApiNotFoundResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiQuery, ApiTags, ApiTooManyRequestsResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import type { Request } from 'express';
+import { ApiKeyAuthenticator } from '../../auth/api-key-authenticator';
+import { AuthFailureLimiter } from '../../auth/auth-failure-limiter';
+import { API_KEY_SECURITY, Public } from '../../auth/auth.decorators';
+import { AuthErrors, permissionRefusal } from '../../auth/auth.errors';
+import { authenticateOrCount } from '../../auth/auth.guard';
+import { AuthenticatedRequest, Principal } from '../../auth/principal';
+import { DomainError } from '../../common/domain-error';
+import { ApiErrorDto } from '../../common/dto/api-error.dto';
+import { RetryAfter } from '../../common/filters/api-exception.filter';
+import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { ConfigRateLimiter } from '../config-rate-limiter';
+import { CONFIG_POLL_PERMISSION } from '../flag-config-poll';
+import { FlagConfigCache } from '../flag-config.cache';
+import { ConfigStreamHub, MAX_STREAMS_PER_KEY } from './config-stream.hub';
+import { STREAM_TOKENS, StreamTokens } from './stream-token';
+
+export const CONFIG_STREAM_PATH = '/v1/flags/config/stream';
+const RETRY_AFTER = { 'Retry-After': { description: 'Seconds until the request may be sent again', schema: { type: 'integer' } } };
+
+class TooManyStreamsError extends DomainError implements RetryAfter {
+  readonly retryAfterSeconds = 60;
+  constructor() {
+    super(HttpStatus.TOO_MANY_REQUESTS, 'RATE_LIMITED', `This key already holds ${MAX_STREAMS_PER_KEY} open streams on this instance; close one first`);
+  }
+}
+
+/**
+ * GET /v1/flags/config/stream: server-sent events, one per change of the organization's flags (decisions.md
+ * "Change stream (push)"). Servers authenticate with their bearer key; browsers, whose EventSource sends no
+ * headers, with the signed `?token=` an OFREP bulk answer hands them. Opening a stream counts one request
+ * against the key's config budget.
+ */
+@ApiTags('flags')
+@Controller('flags/config/stream')
+export class ConfigStreamController {
+  constructor(
+    private readonly hub: ConfigStreamHub,
+    private readonly cache: FlagConfigCache,
+    private readonly limiter: ConfigRateLimiter,
+    private readonly authenticator: ApiKeyAuthenticator,
+    private readonly failures: AuthFailureLimiter,
+    @Inject(STREAM_TOKENS) private readonly tokens: StreamTokens,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  @Get()
+  // Authenticated here: by the bearer key as everywhere, or by a stream token, which the global guard does not know.
+  @Public()
+  @ApiBearerAuth(API_KEY_SECURITY)
+  @ApiOperation({
+    summary: 'Change stream (server-sent events): an event on connect and after every change of the flags',
+    description:
+      'Each event is `id: <etag>`, `event: message`, `data: {"type":"refetchEvaluation","etag":"<etag>","lastModified":<unix seconds>}`: ' +
+      're-read GET /v1/flags/config (or OFREP bulk) with If-None-Match. A reconnect whose Last-Event-ID is the current ETag gets no ' +
+      'immediate event. A comment every 15 s; the stream ends after 10 minutes with a retry: hint. At most 20 open streams per key ' +
+      'on an instance. Opening one counts against CONFIG_RATE_LIMIT_PER_MINUTE. Browsers pass the ?token= of an OFREP bulk answer ' +
+      'instead of the Authorization header. FLAGS_READ.',
+  })
+  @ApiQuery({ name: 'token', required: false, description: "A signed stream token (OFREP bulk answer's eventStreams); never log it" })
+  @ApiHeader({ name: 'Last-Event-ID', required: false, description: 'The id (ETag) of the last event received' })
+  @ApiOkResponse({ description: 'The event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } })
+  @ApiUnauthorizedResponse({ type: ApiErrorDto, description: 'Missing, unknown or revoked API key; or an invalid, expired or revoked stream token' })
+  @ApiForbiddenResponse({ type: ApiErrorDto, description: 'The API key lacks FLAGS_READ' })
+  @ApiNotFoundResponse({ type: ApiErrorDto, description: 'The change stream is off on this deployment (STREAMS_ENABLED=false)' })
+  @ApiTooManyRequestsResponse({
+    type: ApiErrorDto,
+    headers: RETRY_AFTER,
+    description: 'RATE_LIMITED: past CONFIG_RATE_LIMIT_PER_MINUTE, or 20 streams already open for this key here, or too many failed authentications',
+  })
+  async stream(@Req() request: Request, @Res() response: ServerResponse, @Query('token') token?: unknown): Promise<void> {
+    if (!this.config.streamsEnabled) throw new NotFoundException('The change stream is off (STREAMS_ENABLED=false)');
+    const principal = typeof token === 'string' || Array.isArray(token) ? await this.fromToken(request, token) : await authenticateOrCount(this.authenticator, this.failures, request);
+    (request as AuthenticatedRequest).principal = principal; // for the request's log line
+    const refusal = permissionRefusal(principal, CONFIG_POLL_PERMISSION);
+    if (refusal) throw refusal;
+    const counted = await this.limiter.hit(principal.keyId);
+    if (counted.isBlocked) throw this.limiter.rejection(counted);
+    if (!this.hub.hasRoomFor(principal.keyId)) throw new TooManyStreamsError();
+    const payload = await this.cache.get(principal.organizationId);
+    const lastEventId = request.headers['last-event-id'];
+    this.hub.open(principal, response, payload, typeof lastEventId === 'string' ? lastEventId : undefined);
+  }
+
+  /** A token is held to the address's budget of failed authentications, as a bad key is. */
+  private async fromToken(request: Request, token: string | string[]): Promise<Principal> {
+    const address = this.failures.addressOf(request);
+    const wait = this.failures.retryAfterSeconds(address);
+    if (wait > 0) throw AuthErrors.tooManyFailures(this.failures.limit, wait);
+    const grant = typeof token === 'string' ? this.tokens.verify(token, Date.now()) : null;
+    const principal = grant ? await this.authenticator.activeKey(grant.organizationId, grant.keyId) : null;
+    if (!principal) {
+      this.failures.record(address);
+      throw new UnauthorizedException('The stream token is invalid or expired, or its key was revoked; read a new one from OFREP bulk evaluation');
+    }
+    return principal;
+  }
+}

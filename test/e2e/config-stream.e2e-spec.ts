@@ -1,0 +1,200 @@
+import request from 'supertest';
+import { ConfigStreamHub, HEARTBEAT_MS, STREAM_LIFETIME_MS } from '../../src/flag-config/stream/config-stream.hub';
+import { Permission } from '../../src/organizations/permission';
+import { api, createFlag } from '../factories/flags.factory';
+import { admin, bearer, createApiKey, createOrganization, TestOrganization } from '../factories/organizations.factory';
+import { openSse, SseBlock, SseConnection } from '../support/sse-client';
+import { createTestApp, TestApp } from '../support/test-app';
+
+const STREAM = '/v1/flags/config/stream';
+const isEvent = (block: SseBlock) => block.event === 'message';
+const dataOf = (block: SseBlock) => JSON.parse(block.data!) as { type: string; etag: string; lastModified: number };
+
+/** GET /v1/flags/config/stream (decisions.md "Change stream (push)"). */
+describe('config change stream', () => {
+  let t: TestApp;
+  let org: TestOrganization;
+  const open: SseConnection[] = [];
+
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(() => t.close());
+  beforeEach(async () => {
+    org = await createOrganization(t);
+  });
+  afterEach(() => {
+    for (const connection of open.splice(0)) connection.close();
+  });
+
+  async function stream(app: TestApp = t, headers: Record<string, string> = bearer(org.key), query = ''): Promise<SseConnection> {
+    const connection = await openSse(`${app.config.urls.publicUrl}${STREAM}${query}`, headers);
+    open.push(connection);
+    return connection;
+  }
+  const etagOf = async (app: TestApp = t) => (await request(app.http).get('/v1/flags/config').set(bearer(org.key)).expect(200)).body.etag as string;
+
+  it('sends the current ETag on connect, as OFREP’s refetchEvaluation event', async () => {
+    await createFlag(t, org.key, { key: 'double-xp' });
+    const etag = await etagOf();
+    const before = Math.floor(Date.now() / 1000);
+    const connection = await stream();
+    expect(connection.status).toBe(200);
+    expect(connection.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    expect(connection.headers.get('cache-control')).toBe('no-cache');
+    const first = await connection.next(isEvent);
+    expect(first.id).toBe(etag);
+    expect(dataOf(first)).toEqual({ type: 'refetchEvaluation', etag, lastModified: expect.any(Number) });
+    expect(dataOf(first).lastModified).toBeLessThanOrEqual(before + 1);
+  });
+
+  it('sends an event within a second of a change, with the ETag the config poll then serves', async () => {
+    const flag = await createFlag(t, org.key, { key: 'double-xp' });
+    const connection = await stream();
+    const first = await connection.next(isEvent);
+    const changedAt = Date.now();
+    await api(t, org.key).patch(`/flags/${flag.id}`).send({ type: 'boolean', value: false }).expect(200);
+    const second = await connection.next((block) => isEvent(block) && block.id !== first.id, 1_000);
+    expect(Date.now() - changedAt).toBeLessThan(1_000);
+    const poll = await request(t.http).get('/v1/flags/config').set(bearer(org.key)).set('If-None-Match', `W/"${first.id}"`).expect(200);
+    expect(poll.body.etag).toBe(second.id);
+    expect(dataOf(second).etag).toBe(second.id);
+  });
+
+  it('sends nothing for a change that leaves the payload as it was (a rename), then the next real change', async () => {
+    const flag = await createFlag(t, org.key, { key: 'k' });
+    const connection = await stream();
+    await connection.next(isEvent);
+    await api(t, org.key).patch(`/flags/${flag.id}`).send({ name: 'Renamed' }).expect(200);
+    await api(t, org.key).patch(`/flags/${flag.id}`).send({ runtime: 'server' }).expect(200);
+    const final = await etagOf();
+    // Changes are announced in order: by the time the runtime change's event is here, the rename's would be too.
+    await connection.next((block) => isEvent(block) && block.id === final, 2_000);
+    expect(connection.blocks.filter(isEvent).map((block) => block.id)).toEqual([expect.any(String), final]);
+  });
+
+  it('sends no event on connect when Last-Event-ID is the current ETag', async () => {
+    const flag = await createFlag(t, org.key, { key: 'k' });
+    const etag = await etagOf();
+    const connection = await stream(t, { ...bearer(org.key), 'Last-Event-ID': etag });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(connection.blocks.filter(isEvent)).toEqual([]);
+    await api(t, org.key).patch(`/flags/${flag.id}`).send({ type: 'boolean', value: false }).expect(200);
+    expect((await connection.next(isEvent)).id).toBe(await etagOf());
+  });
+
+  it('reaches streams on another instance within a second (the invalidation bus)', async () => {
+    const other = await createTestApp({}, { sameDatabaseAs: t });
+    try {
+      const flag = await createFlag(t, org.key, { key: 'k' });
+      const there = await stream(other);
+      const first = await there.next(isEvent);
+      const changedAt = Date.now();
+      await api(t, org.key).patch(`/flags/${flag.id}`).send({ type: 'boolean', value: false }).expect(200);
+      const second = await there.next((block) => isEvent(block) && block.id !== first.id, 1_000);
+      expect(Date.now() - changedAt).toBeLessThan(1_000);
+      expect(second.id).toBe(await etagOf());
+      there.close();
+    } finally {
+      await other.close();
+    }
+  });
+
+  describe('authentication', () => {
+    it('opens with the ?token= of an OFREP bulk answer (browsers), and not with a forged one', async () => {
+      const bulk = await request(t.http).post('/ofrep/v1/evaluate/flags').set(bearer(org.key)).send({ context: {} }).expect(200);
+      const url = new URL(bulk.body.eventStreams[0].url);
+      const connection = await stream(t, {}, url.search);
+      expect(connection.status).toBe(200);
+      await connection.next(isEvent);
+      const [payload, signature] = url.searchParams.get('token')!.split('.');
+      const forged = await stream(t, {}, `?token=${payload}.${signature.slice(1)}A`);
+      expect(forged.status).toBe(401);
+      expect(JSON.parse(await forged.body())).toMatchObject({ statusCode: 401, error: 'UNAUTHORIZED', message: expect.stringMatching(/stream token/) });
+    });
+
+    it('ends a revoked key’s open streams, with a retry hint, and refuses its token afterwards', async () => {
+      const reader = await createApiKey(t, org.id, [Permission.FLAGS_READ]);
+      const bulk = await request(t.http).post('/ofrep/v1/evaluate/flags').set(bearer(reader.key)).send({ context: {} }).expect(200);
+      const tokenQuery = new URL(bulk.body.eventStreams[0].url).search;
+      const byHeader = await stream(t, bearer(reader.key));
+      const byToken = await stream(t, {}, tokenQuery);
+      await Promise.all([byHeader.next(isEvent), byToken.next(isEvent)]);
+      await admin(t).delete(`/organizations/${org.id}/api-keys/${reader.id}`).expect(204);
+      await Promise.all([byHeader.ended, byToken.ended]);
+      expect(byHeader.blocks.at(-1)).toEqual({ retry: expect.any(Number) });
+      expect((await stream(t, {}, tokenQuery)).status).toBe(401);
+      expect((await stream(t, bearer(reader.key))).status).toBe(401);
+    });
+
+    it('answers 401 without a key and 403 without FLAGS_READ', async () => {
+      const none = await stream(t, {});
+      expect(none.status).toBe(401);
+      const writer = await createApiKey(t, org.id, [Permission.FLAGS_WRITE]);
+      const forbidden = await stream(t, bearer(writer.key));
+      expect(forbidden.status).toBe(403);
+      expect(JSON.parse(await forbidden.body())).toMatchObject({ error: 'FORBIDDEN' });
+    });
+  });
+
+  describe('limits', () => {
+    it('holds at most 20 open streams per key: the 21st is a 429 with Retry-After', async () => {
+      const connections = [];
+      for (let index = 0; index < 20; index += 1) connections.push(await stream());
+      expect(connections.every((connection) => connection.status === 200)).toBe(true);
+      const refused = await stream();
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('retry-after')).toBe('60');
+      expect(JSON.parse(await refused.body())).toMatchObject({ error: 'RATE_LIMITED', message: expect.stringMatching(/20 open streams/) });
+      const otherKey = await createApiKey(t, org.id, [Permission.FLAGS_READ]);
+      expect((await stream(t, bearer(otherKey.key))).status).toBe(200);
+      connections[0].close();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect((await stream()).status).toBe(200);
+    });
+
+    it('counts opening a stream against the config budget', async () => {
+      const limited = await createTestApp({ CONFIG_RATE_LIMIT_PER_MINUTE: '2' });
+      try {
+        const owner = await createOrganization(limited);
+        const first = await openSse(`${limited.config.urls.publicUrl}${STREAM}`, bearer(owner.key));
+        await request(limited.http).get('/v1/flags/config').set(bearer(owner.key)).expect(200);
+        const refused = await openSse(`${limited.config.urls.publicUrl}${STREAM}`, bearer(owner.key));
+        expect(first.status).toBe(200);
+        expect(refused.status).toBe(429);
+        expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+        first.close();
+      } finally {
+        await limited.close();
+      }
+    });
+  });
+
+  describe('time (the hub’s clock passed in, not waited for)', () => {
+    it('writes a comment every heartbeat and ends a stream after 10 minutes with a retry hint', async () => {
+      const connection = await stream();
+      await connection.next(isEvent);
+      const hub = t.app.get(ConfigStreamHub);
+      hub.beat(Date.now() + HEARTBEAT_MS);
+      expect(await connection.next((block) => block.comment === 'keep-alive')).toEqual({ comment: 'keep-alive' });
+      hub.beat(Date.now() + STREAM_LIFETIME_MS - 5_000);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(connection.blocks.some((block) => block.retry !== undefined)).toBe(false);
+      hub.beat(Date.now() + STREAM_LIFETIME_MS + 1_000);
+      await connection.ended;
+      const retry = connection.blocks.at(-1)!.retry!;
+      expect(retry).toBeGreaterThanOrEqual(1_000);
+      expect(retry).toBeLessThan(2_000);
+    });
+
+    it('ends every stream with a retry hint when the app shuts down', async () => {
+      const closing = await createTestApp();
+      const owner = await createOrganization(closing);
+      const connection = await openSse(`${closing.config.urls.publicUrl}${STREAM}`, bearer(owner.key));
+      await connection.next(isEvent);
+      await closing.close();
+      await connection.ended;
+      expect(connection.blocks.at(-1)).toEqual({ retry: expect.any(Number) });
+    });
+  });
+});

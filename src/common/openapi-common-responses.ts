@@ -5,6 +5,8 @@ import { JSON_BODY_LIMIT } from './json-body';
 
 type Responses = Record<string, { description: string; content?: Record<string, { schema: object }> }>;
 
+const ERROR_SCHEMAS = { api: 'ApiErrorDto', storage: 'StorageErrorDto', ofrep: 'OfrepErrorDto' } as const;
+
 /** Methods whose bodies jsonBody() parses (it leaves GET, HEAD and OPTIONS bodies unread). */
 const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete']);
 
@@ -20,7 +22,7 @@ const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete']);
 export function addCommonResponses(document: OpenAPIObject, storagePaths: readonly string[]): OpenAPIObject {
   for (const [path, item] of Object.entries(document.paths)) {
     const shape = errorShapeFor(path, storagePaths);
-    const schema = { $ref: `#/components/schemas/${shape === 'storage' ? 'StorageErrorDto' : 'ApiErrorDto'}` };
+    const schema = { $ref: `#/components/schemas/${ERROR_SCHEMAS[shape]}` };
     const error = (description: string) => ({ description, content: { 'application/json': { schema } } });
     const isUpload = path === `/${UPLOAD_ROUTE}` || path.startsWith(`/${UPLOAD_ROUTE}/`);
     for (const [method, operation] of Object.entries(item as Record<string, { responses: Responses }>)) {

@@ -131,6 +131,13 @@ describe('OpenFeature Remote Evaluation Protocol', () => {
       expect(answer.body).toEqual({ errorCode: 'PARSE_ERROR', errorDetails: expect.any(String) });
     });
 
+    it('answers 415 to a body that is not JSON and 413 to one past 256 KB', async () => {
+      const text = await ofrep(BULK).set('Content-Type', 'text/plain').send('context').expect(415);
+      expect(text.body).toEqual({ errorCode: 'UNSUPPORTED_MEDIA_TYPE', errorDetails: expect.any(String) });
+      const large = await ofrep(`${BULK}/motd`).send({ context: { pad: 'x'.repeat(300 * 1024) } }).expect(413);
+      expect(large.body).toEqual({ errorCode: 'PAYLOAD_TOO_LARGE', errorDetails: expect.any(String) });
+    });
+
     it('answers 401 without a key or with a bad one, and 403 without FLAGS_READ', async () => {
       expect((await request(t.http).post(BULK).send(CONTEXT).expect(401)).body).toEqual({ errorCode: 'UNAUTHORIZED', errorDetails: expect.any(String) });
       expect((await request(t.http).post(BULK).set('X-API-Key', 'fsk_nope').send(CONTEXT).expect(401)).body.errorCode).toBe('UNAUTHORIZED');

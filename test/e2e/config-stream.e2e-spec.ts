@@ -170,6 +170,18 @@ describe('config change stream', () => {
     });
   });
 
+  it('counts open streams in flagstore_stream_connections', async () => {
+    const gauge = async () => Number(/^flagstore_stream_connections (\d+)$/m.exec((await request(t.http).get('/metrics').expect(200)).text)![1]);
+    const before = await gauge();
+    const connections = [await stream(), await stream()];
+    await Promise.all(connections.map((connection) => connection.next(isEvent)));
+    expect(await gauge()).toBe(before + 2);
+    connections[0].close();
+    const deadline = Date.now() + 5_000;
+    while ((await gauge()) !== before + 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await gauge()).toBe(before + 1);
+  });
+
   describe('time (the hub’s clock passed in, not waited for)', () => {
     it('writes a comment every heartbeat and ends a stream after 10 minutes with a retry hint', async () => {
       const connection = await stream();

@@ -163,6 +163,7 @@ describe('config change stream', () => {
         expect(first.status).toBe(200);
         expect(refused.status).toBe(429);
         expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+        expect(JSON.parse(await refused.body())).toMatchObject({ error: 'RATE_LIMITED' });
         first.close();
       } finally {
         await limited.close();

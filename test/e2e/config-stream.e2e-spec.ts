@@ -209,5 +209,22 @@ describe('config change stream', () => {
       await connection.ended;
       expect(connection.blocks.at(-1)).toEqual({ retry: expect.any(Number) });
     });
+
+    it('refuses new streams with 503 once shutdown has begun (SIGTERM ends the streams first)', async () => {
+      const closing = await createTestApp();
+      try {
+        const owner = await createOrganization(closing);
+        const connection = await openSse(`${closing.config.urls.publicUrl}${STREAM}`, bearer(owner.key));
+        await connection.next(isEvent);
+        closing.app.get(ConfigStreamHub).closeAll(); // what main.ts does on SIGTERM, before draining
+        await connection.ended;
+        const refused = await openSse(`${closing.config.urls.publicUrl}${STREAM}`, bearer(owner.key));
+        expect(refused.status).toBe(503);
+        expect(refused.headers.get('retry-after')).toBe('1');
+        expect(JSON.parse(await refused.body())).toMatchObject({ error: 'SERVICE_UNAVAILABLE' });
+      } finally {
+        await closing.close();
+      }
+    });
   });
 });

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { Controller, Get, HttpStatus, Inject, NotFoundException, Query, Req, Res, UnauthorizedException } from '@nestjs/common';
+import { Controller, Get, HttpStatus, Inject, NotFoundException, Query, Req, Res, ServiceUnavailableException, UnauthorizedException } from '@nestjs/common';
 import { ApiBearerAuth, ApiForbiddenResponse, ApiNotFoundResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiQuery, ApiTags, ApiTooManyRequestsResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { ApiKeyAuthenticator } from '../../auth/api-key-authenticator';
@@ -79,6 +79,7 @@ export class ConfigStreamController {
     if (refusal) throw refusal;
     const counted = await this.limiter.hit(principal.keyId);
     if (counted.isBlocked) throw this.limiter.rejection(counted);
+    if (this.hub.isClosing) throw Object.assign(new ServiceUnavailableException('This instance is shutting down; reconnect'), { retryAfterSeconds: 1 });
     if (!this.hub.hasRoomFor(principal.keyId)) throw new TooManyStreamsError();
     const payload = await this.cache.get(principal.organizationId);
     const lastEventId = request.headers['last-event-id'];

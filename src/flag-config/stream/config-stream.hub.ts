@@ -60,8 +60,13 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
     return count;
   }
 
+  /** True once shutdown began: new streams go to another instance. */
+  get isClosing(): boolean {
+    return this.closing;
+  }
+
   hasRoomFor(keyId: string): boolean {
-    return !this.closing && (this.byKey.get(keyId)?.size ?? 0) < MAX_STREAMS_PER_KEY;
+    return (this.byKey.get(keyId)?.size ?? 0) < MAX_STREAMS_PER_KEY;
   }
 
   /**

@@ -1,3 +1,4 @@
+import { errors } from 'playwright-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { PageServer } from './page-server';
 
@@ -23,26 +24,42 @@ export type PixelResult =
   | { loadFailed: string }
   | { readFailed: { name: string; message: string } };
 
+/** A request the page sent, as the browser saw it (Playwright's resource types: 'fetch', 'eventsource', ...). */
+export interface SentRequest {
+  method: string;
+  url: string;
+  resourceType: string;
+}
+
 /**
- * The test page open in a fresh browser context (its own cache), on one of the page servers' origins.
- * Keeps what the browser printed (console and page errors): Chromium explains every CORS refusal there, and
- * the failure messages quote it.
+ * A test page open in a fresh browser context (its own cache and storage), on one of the page servers' origins:
+ * index.html unless told otherwise (every page loads page.js). Keeps what the browser printed (console and page
+ * errors) and the requests that failed: Chromium explains every CORS refusal there, and the failure messages
+ * quote it.
  */
 export class BrowserPage {
   private readonly log: string[] = [];
+  private readonly sent: SentRequest[] = [];
 
   private constructor(readonly origin: string, private readonly context: BrowserContext, private readonly page: Page) {
     page.on('console', (message) => this.log.push(`[console.${message.type()}] ${message.text()}`));
     page.on('pageerror', (error) => this.log.push(`[pageerror] ${error.message}`));
+    page.on('request', (request) => this.sent.push({ method: request.method(), url: request.url(), resourceType: request.resourceType() }));
+    page.on('requestfailed', (request) => this.log.push(`[requestfailed] ${request.method()} ${request.url()}: ${request.failure()?.errorText}`));
   }
 
-  static async open(browser: Browser, server: PageServer): Promise<BrowserPage> {
+  static async open(browser: Browser, server: PageServer, path = '/'): Promise<BrowserPage> {
     const context = await browser.newContext();
     const page = await context.newPage();
     const opened = new BrowserPage(server.origin, context, page);
-    const response = await page.goto(`${server.origin}/`);
-    if (response?.status() !== 200) throw new Error(`the test page ${server.origin}/ answered ${response?.status()}`);
+    const response = await page.goto(`${server.origin}${path}`);
+    if (response?.status() !== 200) {
+      const body = await response?.text().catch(() => '');
+      await context.close();
+      throw new Error(`the test page ${server.origin}${path} answered ${response?.status()}: ${body}`);
+    }
     if (!(await page.evaluate(() => typeof (globalThis as any).flagstore === 'object'))) {
+      await context.close();
       throw new Error(`page.js did not load on ${server.origin}:\n${opened.browserLog()}`);
     }
     return opened;
@@ -56,6 +73,27 @@ export class BrowserPage {
   /** Draws url on a canvas and reads one pixel back (see page.js). `crossOrigin: null` leaves the attribute off. */
   readPixel(url: string, options: { crossOrigin?: 'anonymous' | null; x?: number; y?: number } = {}): Promise<PixelResult> {
     return this.page.evaluate(([u, o]) => (globalThis as any).flagstore.readPixel(u, o), [url, options] as const);
+  }
+
+  /** Runs fn(arg) in the page: fn is serialised, so it sees the page's globals and nothing of the test's. */
+  evaluate<R, A>(fn: (arg: A) => R | Promise<R>, arg: A): Promise<R> {
+    return this.page.evaluate(fn as (arg: unknown) => R | Promise<R>, arg);
+  }
+
+  /** Whether fn(arg) turned truthy in the page within timeoutMs (checked every 20 ms). */
+  async becomes<A>(fn: (arg: A) => unknown, arg: A, timeoutMs: number): Promise<boolean> {
+    try {
+      await this.page.waitForFunction(fn as (arg: unknown) => unknown, arg, { timeout: timeoutMs, polling: 20 });
+      return true;
+    } catch (error) {
+      if (error instanceof errors.TimeoutError) return false;
+      throw error;
+    }
+  }
+
+  /** Every request the page sent so far, in order (fetches, event streams, modules). */
+  sentRequests(): SentRequest[] {
+    return [...this.sent];
   }
 
   /** Everything the browser printed so far, one line each. */

@@ -29,6 +29,17 @@ const config: Config = {
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },
+    {
+      // The game-server SDK (sdk/, its own package) against the real app in-process, plus its build.
+      displayName: 'sdk',
+      rootDir,
+      testEnvironment: 'node',
+      transform,
+      testMatch: ['<rootDir>/sdk/test/**/*.spec.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/support/contract-check.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+    },
   ],
 };
 

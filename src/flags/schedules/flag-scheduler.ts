@@ -14,6 +14,12 @@ import { FlagSchedulesRepository } from './flag-schedules.repository';
 export const SCHEDULER_TICK_MS = 250;
 /** Schedules one tick applies at most, so that a long catch-up yields to the next tick (and to shutdown). */
 const MAX_PER_TICK = 200;
+/**
+ * How often an instance reads when the next pending schedule falls due. Between reads a tick costs nothing
+ * unless that time has come: schedules made on this instance are known at once (so they apply within a second
+ * here), those made elsewhere within this (their own instance applies them meanwhile, unless it went down).
+ */
+export const NEXT_DUE_REFRESH_MS = 10_000;
 const SYSTEM: AuditActor = { actorType: 'system', actorId: null };
 
 export interface ScheduleOutcome {
@@ -39,6 +45,10 @@ export class FlagScheduler implements OnApplicationBootstrap, OnApplicationShutd
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<ScheduleOutcome[]> | null = null;
   private failing = false;
+  /** When the earliest pending schedule falls due (ms, clock time), null for none, as of the last read. */
+  private nextDueAt: number | null = null;
+  /** Real time of the last read of nextDueAt; 0 so that the first tick reads it (and catches up). */
+  private readAt = 0;
 
   constructor(
     private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
@@ -59,21 +69,36 @@ export class FlagScheduler implements OnApplicationBootstrap, OnApplicationShutd
     await this.running?.catch(() => undefined);
   }
 
-  /** Applies what is due at the clock's time. Concurrent calls share one run. */
+  /** Applies what is due at the clock's time, then reads when the next one falls due. Concurrent calls share one run. */
   runDue(): Promise<ScheduleOutcome[]> {
-    this.running ??= this.applyDue(this.clock.now()).finally(() => {
-      this.running = null;
-    });
+    this.running ??= this.applyDue(this.clock.now())
+      .then(async (outcomes) => {
+        this.readAt = Date.now();
+        const next = await this.schedules.nextDueAt();
+        this.nextDueAt = next?.getTime() ?? null;
+        return outcomes;
+      })
+      .finally(() => {
+        this.running = null;
+      });
     return this.running;
   }
 
+  /** A schedule was made here: its time is known without waiting for the next read. */
+  scheduled(at: Date): void {
+    if (this.nextDueAt === null || at.getTime() < this.nextDueAt) this.nextDueAt = at.getTime();
+  }
+
   private async tick(): Promise<void> {
+    const due = this.nextDueAt !== null && this.nextDueAt <= this.clock.now().getTime();
+    if (!due && Date.now() - this.readAt < NEXT_DUE_REFRESH_MS) return;
     try {
       await this.runDue();
       if (this.failing) this.logger.log('Scheduled changes apply again');
       this.failing = false;
     } catch (error) {
-      // The database is away: said once, retried every tick.
+      // The database is away: said once, retried (each tick while something is due, else at the next read).
+      this.readAt = Date.now();
       if (!this.failing) this.logger.warn(`Scheduled changes wait: ${(error as Error).message}`);
       this.failing = true;
     }

@@ -84,6 +84,12 @@ export class FlagSchedulesRepository {
     ]);
   }
 
+  /** When the earliest pending schedule falls due (an index-only read of the pending rows' index). */
+  async nextDueAt(): Promise<Date | null> {
+    const row = await this.sql.row<{ at: Date }>(`SELECT at FROM flag_schedules WHERE state = 'pending' ORDER BY at LIMIT 1`);
+    return row?.at ?? null;
+  }
+
   /** A deleted flag's pending schedules fail, in the deletion's transaction. */
   async failPendingOfFlag(organizationId: string, flagId: string, reason: string): Promise<void> {
     await this.sql.rows(

@@ -6,6 +6,7 @@ import { FlagsErrors } from '../flags.errors';
 import { FlagsRepository } from '../flags.repository';
 import { CreateFlagScheduleDto, FlagScheduleDto, FlagSchedulePageDto, ListFlagSchedulesQueryDto } from './dto/flag-schedule.dto';
 import { MAX_PENDING_SCHEDULES_PER_FLAG, MAX_SCHEDULE_AHEAD_MS, ScheduledChange } from './flag-schedule';
+import { FlagScheduler } from './flag-scheduler';
 import { FlagSchedulesRepository } from './flag-schedules.repository';
 
 /** Making, listing and cancelling schedules; FlagScheduler applies them. */
@@ -14,6 +15,7 @@ export class FlagSchedulesService {
   constructor(
     private readonly schedules: FlagSchedulesRepository,
     private readonly flags: FlagsRepository,
+    private readonly scheduler: FlagScheduler,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
@@ -29,7 +31,9 @@ export class FlagSchedulesService {
     if ((await this.schedules.countPending(organizationId, flagId)) >= MAX_PENDING_SCHEDULES_PER_FLAG) {
       throw FlagsErrors.tooManySchedules(MAX_PENDING_SCHEDULES_PER_FLAG);
     }
-    return FlagScheduleDto.from(await this.schedules.insert(organizationId, flagId, at, change));
+    const schedule = await this.schedules.insert(organizationId, flagId, at, change);
+    this.scheduler.scheduled(at);
+    return FlagScheduleDto.from(schedule);
   }
 
   async list(organizationId: string, flagId: string, query: ListFlagSchedulesQueryDto): Promise<FlagSchedulePageDto> {

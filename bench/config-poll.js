@@ -100,8 +100,10 @@ async function setupFixture({ baseUrl, adminToken, log }) {
     body: { name: 'bench', permissions: PERMISSIONS },
   });
   const auth = { Authorization: `Bearer ${key.key}` };
+  const flagIds = {};
   for (let index = 0; index < FLAG_COUNT; index++) {
-    await call('POST', `${baseUrl}/v1/flags`, 201, { headers: auth, body: flagBody(index) });
+    const flag = await call('POST', `${baseUrl}/v1/flags`, 201, { headers: auth, body: flagBody(index) });
+    flagIds[flag.key] = flag.id;
   }
   const config = await httpRequest('GET', `${baseUrl}/v1/flags/config`, { headers: auth });
   if (config.status !== 200) throw new Error(`GET /v1/flags/config answered ${config.status}: ${config.body.toString().slice(0, 300)}`);
@@ -112,7 +114,7 @@ async function setupFixture({ baseUrl, adminToken, log }) {
     throw new Error(`the config payload holds ${body.flags && body.flags.length} flags, expected ${FLAG_COUNT}`);
   }
   log(`fixture: organization ${org.id}, ${FLAG_COUNT} flags, payload ${config.body.length} bytes, ETag ${etag}`);
-  return { organizationId: org.id, keyId: key.id, key: key.key, etag, payload: config.body, contentType: config.headers['content-type'] };
+  return { organizationId: org.id, keyId: key.id, key: key.key, flagIds, etag, payload: config.body, contentType: config.headers['content-type'] };
 }
 
 /** Checks one server's answers on both paths before any load, so a broken contract is not measured. */
@@ -346,24 +348,13 @@ async function runConfigPollBench({ baseUrl, adminToken, serverPid, log, tmpDir,
       runs[path] = {};
       for (const [name, url] of Object.entries(targets)) {
         const headers = { Authorization: `Bearer ${fixture.key}`, ...extraHeaders };
-        if (warmup > 0) await runLoad({ tool, url, headers, connections, duration: warmup, pin, tmpDir });
-        log(`loading ${name} on the ${path} path: ${connections} connections, ${duration} s`);
-        const pid = name === 'service' ? serverPid : bare.pid;
-        const cpuBefore = cpuSeconds(pid);
-        const core0Before = coreBusySeconds(0);
-        const result = await runLoad({ tool, url, headers, connections, duration, pin, tmpDir });
-        const cpuUsed = cpuSeconds(pid) - cpuBefore;
-        const othersOnCore0 = coreBusySeconds(0) - core0Before - cpuUsed;
-        const run = summarizeRun(result, Number(path), servicePayload.length);
-        run.cpuPercent = (100 * cpuUsed) / run.durationSec;
-        run.cpuMicrosPerRequest = run.responses > 0 ? (cpuUsed * 1e6) / run.responses : Number.NaN;
-        // The server's core spent on anything else (interrupts, PostgreSQL, another job on the machine).
-        run.othersCpuPercent = (100 * othersOnCore0) / run.durationSec;
-        if (run.othersCpuPercent > OTHERS_WARNING_PERCENT) {
-          log(`!!! ${num(run.othersCpuPercent)}% of the server's core went to other work during this run: rerun when the machine is quiet`);
-        }
-        if (!run.valid) log(`!!! ${name} on the ${path} path answered unexpectedly: ${run.problems.join(', ')}`);
-        runs[path][name] = run;
+        runs[path][name] = await measuredRun({
+          label: `${name} on the ${path} path`,
+          pid: name === 'service' ? serverPid : bare.pid,
+          expectedStatus: Number(path),
+          payloadBytes: servicePayload.length,
+          ...{ tool, url, headers, connections, duration, warmup, pin, tmpDir, log },
+        });
       }
     }
     const rss = processMemory(serverPid);
@@ -388,6 +379,30 @@ async function runConfigPollBench({ baseUrl, adminToken, serverPid, log, tmpDir,
   } finally {
     await bare.stop();
   }
+}
+
+/**
+ * One measured run of the load generator against a server process, after `warmup` seconds of unmeasured
+ * load: the run's figures (summarizeRun) with the server's CPU and the rest of its core's busy time.
+ */
+async function measuredRun({ label, pid, expectedStatus, payloadBytes, tool, url, headers, connections, duration, warmup, pin, tmpDir, log }) {
+  if (warmup > 0) await runLoad({ tool, url, headers, connections, duration: warmup, pin, tmpDir });
+  log(`loading ${label}: ${connections} connections, ${duration} s`);
+  const cpuBefore = cpuSeconds(pid);
+  const core0Before = coreBusySeconds(0);
+  const result = await runLoad({ tool, url, headers, connections, duration, pin, tmpDir });
+  const cpuUsed = cpuSeconds(pid) - cpuBefore;
+  const othersOnCore0 = coreBusySeconds(0) - core0Before - cpuUsed;
+  const run = summarizeRun(result, expectedStatus, payloadBytes);
+  run.cpuPercent = (100 * cpuUsed) / run.durationSec;
+  run.cpuMicrosPerRequest = run.responses > 0 ? (cpuUsed * 1e6) / run.responses : Number.NaN;
+  // The server's core spent on anything else (interrupts, PostgreSQL, another job on the machine).
+  run.othersCpuPercent = (100 * othersOnCore0) / run.durationSec;
+  if (run.othersCpuPercent > OTHERS_WARNING_PERCENT) {
+    log(`!!! ${num(run.othersCpuPercent)}% of the server's core went to other work during this run: rerun when the machine is quiet`);
+  }
+  if (!run.valid) log(`!!! ${label} answered unexpectedly: ${run.problems.join(', ')}`);
+  return run;
 }
 
 let clockTicks;
@@ -528,12 +543,24 @@ function formatVerdicts(summaries, deployments, tool) {
 
 module.exports = {
   runConfigPollBench,
+  setupFixture,
+  flagBody,
+  call,
+  httpRequest,
+  cpuSeconds,
+  coreBusySeconds,
+  processMemory,
+  num,
+  ms,
+  pass,
+  OTHERS_WARNING_PERCENT,
   formatConfigPollReport,
   formatVerdicts,
   loadTool,
   startBareServer,
   probe,
   runLoad,
+  measuredRun,
   summarizeRun,
   TARGETS,
   DEPLOYMENT_TITLES,

@@ -2,16 +2,19 @@
 /**
  * `npm run bench` (after the build): the config-poll benchmark against a bare node:http baseline, for two
  * deployments in turn (the service in memory, then with REDIS_URL pointing at a redis-server of the bench's
- * own), then the storage benchmark. Every service, PostgreSQL and Redis it starts is stopped by PID.
+ * own), then the storage benchmark, then the change-stream benchmark (bench/streams.js: 5,000 idle streams
+ * on one instance, one change pushed to all of them, the poll beside them). Every service, PostgreSQL,
+ * Redis and stream client it starts is stopped by PID.
  * The load comes from `wrk` when it is on PATH, else from autocannon (the report says which).
  *
  * Environment:
- *   BENCH_ONLY       `config` (the poll, both deployments), `config:memory`, `config:redis` or `storage`
+ *   BENCH_ONLY       `config` (the poll, both deployments), `config:memory`, `config:redis`, `storage` or `streams`
  *   BENCH_CPU_PROF   a directory: each service started writes a V8 CPU profile there when it stops
  *   DATABASE_URL     use that PostgreSQL instead of an embedded one in a temporary DATA_DIR
  *   BENCH_DURATION   seconds per measured run (default 10)
  *   BENCH_WARMUP     seconds of unmeasured load before each run (default 2; 0 disables)
  *   BENCH_CONNECTIONS  concurrent connections (default 50)
+ *   BENCH_STREAMS    streams held open by the change-stream benchmark (default 5000; its targets are for 5000)
  * The server processes are pinned to CPU 0 and the load generator to CPU 1 where `taskset` works.
  * The exit code is 0 whatever the figures (this is a measurement), 1 only when nothing could be measured.
  */
@@ -23,6 +26,7 @@ const { join, resolve } = require('node:path');
 const { connect } = require('node:net');
 const { runConfigPollBench, formatConfigPollReport, formatVerdicts, loadTool, DEPLOYMENT_TITLES } = require('./config-poll');
 const { runStorageBench } = require('./storage');
+const { runStreamsBench, formatStreamsReport, planOpenFiles, DEFAULT_STREAMS } = require('./streams');
 // `npm run bench` builds first, so the service's own helper is there to share.
 const { freePort } = require('../dist/common/free-port');
 
@@ -164,8 +168,9 @@ function redisPing(port) {
 /**
  * Starts the built service (embedded PostgreSQL in its own DATA_DIR unless DATABASE_URL is set), pinned
  * to CPU 0, and waits until it is healthy. BENCH_CPU_PROF=<dir> writes a V8 CPU profile of it there on exit.
+ * `prefix` goes before the pinning (e.g. `prlimit --nofile=N:N`); like taskset, it must exec the command.
  */
-async function startService({ name, pin, tmpDir, redisUrl }) {
+async function startService({ name, pin, tmpDir, redisUrl, prefix = [] }) {
   const dir = mkdtempSync(join(tmpDir, `${name}-`));
   chmodSync(dir, 0o755);
   const dataDir = join(dir, 'data');
@@ -183,7 +188,8 @@ async function startService({ name, pin, tmpDir, redisUrl }) {
     CONFIG_RATE_LIMIT_PER_MINUTE: '1000000000',
     MAX_UPLOAD_BYTES: '209715200',
   };
-  for (const variable of ['CDN_URL', 'REDIS_URL']) delete env[variable];
+  // METRICS_TOKEN too: the change-stream bench reads the service's GC and stream figures from /metrics.
+  for (const variable of ['CDN_URL', 'REDIS_URL', 'METRICS_TOKEN']) delete env[variable];
   if (redisUrl) env.REDIS_URL = redisUrl;
   const entry = join(ROOT, 'dist', 'main.js');
   if (!existsSync(entry)) throw new Error(`${entry} is missing: run \`npm run bench\` (it builds first)`);
@@ -192,7 +198,7 @@ async function startService({ name, pin, tmpDir, redisUrl }) {
 
   log(`${name}: starting the service on ${baseUrl} (${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded PostgreSQL'}${redisUrl ? `, REDIS_URL ${redisUrl}` : ''})`);
   const logFd = openSync(logFile, 'a');
-  const [command, ...args] = [...pin(0), process.execPath, ...nodeFlags, entry];
+  const [command, ...args] = [...prefix, ...pin(0), process.execPath, ...nodeFlags, entry];
   const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', logFd, logFd] });
   closeSync(logFd);
   const service = {
@@ -215,12 +221,14 @@ async function startService({ name, pin, tmpDir, redisUrl }) {
   return service;
 }
 
-const ONLY = ['config', 'config:memory', 'config:redis', 'storage'];
+const ONLY = ['config', 'config:memory', 'config:redis', 'storage', 'streams'];
 
 async function main() {
   const duration = positiveNumber('BENCH_DURATION', 10);
   const warmup = positiveNumber('BENCH_WARMUP', 2);
   const connections = positiveNumber('BENCH_CONNECTIONS', 50);
+  const streams = Math.floor(positiveNumber('BENCH_STREAMS', DEFAULT_STREAMS));
+  if (streams < 1) throw new Error('BENCH_STREAMS must be at least 1');
   const only = process.env.BENCH_ONLY || undefined;
   if (only && !ONLY.includes(only)) throw new Error(`BENCH_ONLY must be one of ${ONLY.join(', ')}`);
   const { pin, note } = cpuPinning();
@@ -320,6 +328,41 @@ async function main() {
         process.stdout.write(`${typeof result === 'string' ? result : JSON.stringify(result, null, 2)}\n\n`);
       } catch (error) {
         process.stdout.write(`\n!!! STORAGE BENCHMARK FAILED: ${error.stack || error.message}\n\n`);
+      } finally {
+        if (service) {
+          await service.stop();
+          running.delete(service);
+        }
+      }
+    }
+
+    if (only === undefined || only === 'streams') {
+      let service = null;
+      try {
+        const files = planOpenFiles(streams, connections);
+        log(files.note);
+        if (files.streams < 1) throw new Error('not even one stream fits in the open-file limit');
+        service = await startService({ name: 'streams', pin, tmpDir, prefix: files.prefix });
+        running.add(service);
+        const summary = await runStreamsBench({
+          baseUrl: service.baseUrl,
+          adminToken: service.adminToken,
+          serverPid: service.pid,
+          log,
+          tmpDir,
+          pin,
+          tool,
+          duration,
+          connections,
+          warmup,
+          streams: files.streams,
+          fdPrefix: files.prefix,
+        });
+        measured = true;
+        process.stdout.write(`\n== Change stream: ${summary.streams} idle streams on one instance, one change, the poll beside them (load by ${tool.name}) ==\n`);
+        process.stdout.write(`${formatStreamsReport(summary, { limitedNote: files.limited ? files.note : undefined })}\n\n`);
+      } catch (error) {
+        process.stdout.write(`\n!!! CHANGE-STREAM BENCHMARK FAILED: ${error.stack || error.message}\n\n`);
       } finally {
         if (service) {
           await service.stop();

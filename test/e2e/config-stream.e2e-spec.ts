@@ -153,6 +153,15 @@ describe('config change stream', () => {
       expect((await stream()).status).toBe(200);
     });
 
+    it('holds the cap when opens race for a key’s last places', async () => {
+      const racing = await createApiKey(t, org.id, [Permission.FLAGS_READ]);
+      const connections = await Promise.all(Array.from({ length: 40 }, () => stream(t, bearer(racing.key))));
+      const statuses = connections.map((connection) => connection.status).sort();
+      expect(statuses.filter((status) => status === 200)).toHaveLength(20);
+      expect(statuses.filter((status) => status === 429)).toHaveLength(20);
+      await Promise.all(connections.filter((connection) => connection.status === 429).map((connection) => connection.body()));
+    });
+
     it('counts opening a stream against the config budget', async () => {
       const limited = await createTestApp({ CONFIG_RATE_LIMIT_PER_MINUTE: '2' });
       try {

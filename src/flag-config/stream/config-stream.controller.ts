@@ -80,10 +80,18 @@ export class ConfigStreamController {
     const counted = await this.limiter.hit(principal.keyId);
     if (counted.isBlocked) throw this.limiter.rejection(counted);
     if (this.hub.isClosing) throw Object.assign(new ServiceUnavailableException('This instance is shutting down; reconnect'), { retryAfterSeconds: 1 });
-    if (!this.hub.hasRoomFor(principal.keyId)) throw new TooManyStreamsError();
-    const payload = await this.cache.get(principal.organizationId);
+    // The slot is taken before the payload is awaited: opens racing for a key's last place cannot all pass.
+    const slot = this.hub.reserve(principal.keyId);
+    if (!slot) throw new TooManyStreamsError();
+    let payload;
+    try {
+      payload = await this.cache.get(principal.organizationId);
+    } catch (error) {
+      slot.release();
+      throw error;
+    }
     const lastEventId = request.headers['last-event-id'];
-    this.hub.open(principal, response, payload, typeof lastEventId === 'string' ? lastEventId : undefined);
+    this.hub.open(principal, response, payload, typeof lastEventId === 'string' ? lastEventId : undefined, slot);
   }
 
   /** A token is held to the address's budget of failed authentications, as a bad key is. */

@@ -6,7 +6,7 @@ import { Principal } from '../../auth/principal';
 import { ConfigPayload } from '../config-payload';
 import { FlagConfigCache } from '../flag-config.cache';
 
-/** A comment line this often keeps proxies (nginx reads for 60 s) and load balancers from closing a quiet stream. */
+/** A stream that has been silent this long gets a comment line, so proxies (nginx reads for 60 s) keep it open. */
 export const HEARTBEAT_MS = 15_000;
 /** A stream ends after this, with a `retry:` hint: connections move between instances as they come and go. */
 export const STREAM_LIFETIME_MS = 10 * 60_000;
@@ -14,28 +14,49 @@ export const STREAM_LIFETIME_MS = 10 * 60_000;
 export const MAX_STREAMS_PER_KEY = 20;
 /** The reconnect delay a closing stream suggests: this, plus up to as much again at random, so clients spread out. */
 const RETRY_BASE_MS = 1_000;
+/** How often the hub looks for streams due a heartbeat or past their lifetime. */
+const TICK_MS = 1_000;
+/**
+ * Streams written to in one go before the hub yields to the event loop: with thousands of streams, one loop
+ * over all of them would hold up every poll in flight for a few hundred milliseconds.
+ */
+const WRITE_SLICE = 256;
+const HEARTBEAT = Buffer.from(': keep-alive\n\n');
 
 interface OpenStream {
   response: ServerResponse;
   organizationId: string;
   keyId: string;
   openedAt: number;
+  /** When something was last written to it: a heartbeat is due HEARTBEAT_MS after that. */
+  wroteAt: number;
   /** The ETag of the last event sent: a change that leaves the payload's ETag as it was sends nothing. */
   etag: string | null;
+}
+
+/** A place for one stream of a key, taken before the stream's payload is read so that racing opens cannot pass the cap. */
+export interface StreamSlot {
+  release(): void;
 }
 
 /**
  * The open change streams of this instance, by organization and by key. A committed change reaches every
  * instance through the invalidation bus (as it reaches the config caches); here it rebuilds the organization's
- * payload once (the cache shares the build with the polls) and writes one small event to each of the
- * organization's streams, so a stream costs no database work per event. One timer serves every stream: the
- * heartbeat, and the end of streams past their lifetime. A revoked key's streams end at once.
+ * payload once (the cache shares the build with the polls), and the one event it makes is written to each of
+ * the organization's streams, a slice at a time: a stream costs no database work per event, and a fan-out to
+ * thousands of streams never stalls the polls. One timer serves every stream: the heartbeats (each stream's
+ * own, 15 s after its last write, so they spread out), and the end of streams past their lifetime. A revoked
+ * key's streams end at once.
  */
 @Injectable()
 export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger(ConfigStreamHub.name);
   private readonly byOrganization = new Map<string, Set<OpenStream>>();
   private readonly byKey = new Map<string, Set<OpenStream>>();
+  /** Slots taken for streams still being opened, by key. */
+  private readonly opening = new Map<string, number>();
+  /** Bumped by each change of an organization: a fan-out still writing an older event stops. */
+  private readonly generations = new Map<string, number>();
   private readonly timer: NodeJS.Timeout;
   private closing = false;
 
@@ -50,14 +71,8 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
     bus.onReset(() => {
       for (const organizationId of this.byOrganization.keys()) void this.changed(organizationId);
     });
-    this.timer = setInterval(() => this.beat(), HEARTBEAT_MS);
+    this.timer = setInterval(() => this.beat(), TICK_MS);
     this.timer.unref();
-  }
-
-  get size(): number {
-    let count = 0;
-    for (const streams of this.byKey.values()) count += streams.size;
-    return count;
   }
 
   /** True once shutdown began: new streams go to another instance. */
@@ -65,21 +80,37 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
     return this.closing;
   }
 
-  hasRoomFor(keyId: string): boolean {
-    return (this.byKey.get(keyId)?.size ?? 0) < MAX_STREAMS_PER_KEY;
+  /** A place for one more stream of this key, or null when it holds MAX_STREAMS_PER_KEY (open or opening). */
+  reserve(keyId: string): StreamSlot | null {
+    const opening = this.opening.get(keyId) ?? 0;
+    if ((this.byKey.get(keyId)?.size ?? 0) + opening >= MAX_STREAMS_PER_KEY) return null;
+    this.opening.set(keyId, opening + 1);
+    let released = false;
+    return {
+      release: () => {
+        if (released) return;
+        released = true;
+        const left = (this.opening.get(keyId) ?? 1) - 1;
+        if (left > 0) this.opening.set(keyId, left);
+        else this.opening.delete(keyId);
+      },
+    };
   }
 
   /**
-   * Answers the request with a stream: the event for the current ETag at once, unless the client says it has
-   * it (`Last-Event-ID`), then one event per change. `payload` is the organization's current one, read before
-   * anything was sent so that a database fault is still an ordinary error answer.
+   * Answers the request with a stream, in the slot reserved for it: the event for the current ETag at once,
+   * unless the client says it has it (`Last-Event-ID`), then one event per change. `payload` is the
+   * organization's current one, read before anything was sent so that a database fault is still an ordinary
+   * error answer.
    */
-  open(principal: Principal, response: ServerResponse, payload: ConfigPayload, lastEventId: string | undefined): void {
+  open(principal: Principal, response: ServerResponse, payload: ConfigPayload, lastEventId: string | undefined, slot: StreamSlot): void {
+    const now = Date.now();
     const stream: OpenStream = {
       response,
       organizationId: principal.organizationId,
       keyId: principal.keyId,
-      openedAt: Date.now(),
+      openedAt: now,
+      wroteAt: now,
       etag: lastEventId ?? null,
     };
     response.writeHead(200, {
@@ -92,8 +123,9 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
     // Headers go out now, so a client sees the stream open even when no event is due.
     response.flushHeaders();
     this.add(stream);
+    slot.release();
     response.once('close', () => this.remove(stream));
-    this.send(stream, payload);
+    if (stream.etag !== payload.etag) this.write(stream, eventOf(payload), payload.etag);
   }
 
   /** Ends every stream with a `retry:` hint: shutdown (SIGTERM), so clients reconnect to another instance. */
@@ -110,8 +142,25 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
     clearInterval(this.timer);
   }
 
+  /** Heartbeats due and the end of streams past their lifetime, as of `now` (tests pass a later time). */
+  beat(now = Date.now()): void {
+    const expired = now - STREAM_LIFETIME_MS;
+    const quiet = now - HEARTBEAT_MS;
+    for (const streams of [...this.byKey.values()]) {
+      for (const stream of [...streams]) {
+        if (stream.openedAt <= expired) this.end(stream);
+        else if (stream.wroteAt <= quiet) {
+          stream.wroteAt = now;
+          stream.response.write(HEARTBEAT);
+        }
+      }
+    }
+  }
+
   private async changed(organizationId: string): Promise<void> {
     if (!this.byOrganization.has(organizationId)) return;
+    const generation = (this.generations.get(organizationId) ?? 0) + 1;
+    this.generations.set(organizationId, generation);
     let payload: ConfigPayload;
     try {
       payload = await this.cache.get(organizationId);
@@ -120,25 +169,22 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
       this.logger.warn(`Could not rebuild the config of organization ${organizationId} for its streams: ${String(error)}`);
       return;
     }
-    for (const stream of this.byOrganization.get(organizationId) ?? []) this.send(stream, payload);
-  }
-
-  private send(stream: OpenStream, payload: ConfigPayload): void {
-    if (stream.etag === payload.etag) return;
-    stream.etag = payload.etag;
-    const data = JSON.stringify({ type: 'refetchEvaluation', etag: payload.etag, lastModified: Math.floor(payload.builtAt / 1000) });
-    stream.response.write(`id: ${payload.etag}\nevent: message\ndata: ${data}\n\n`);
-  }
-
-  /** The heartbeat, and the end of streams past their lifetime as of `now` (tests pass a later time). */
-  beat(now = Date.now()): void {
-    const expired = now - STREAM_LIFETIME_MS;
-    for (const streams of [...this.byKey.values()]) {
-      for (const stream of [...streams]) {
-        if (stream.openedAt <= expired) this.end(stream);
-        else stream.response.write(': keep-alive\n\n');
+    const event = eventOf(payload);
+    const streams = [...(this.byOrganization.get(organizationId) ?? [])];
+    for (let start = 0; start < streams.length; start += WRITE_SLICE) {
+      if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+      // A newer change is on its way to these streams: its event supersedes this one.
+      if (this.generations.get(organizationId) !== generation) return;
+      for (const stream of streams.slice(start, start + WRITE_SLICE)) {
+        if (stream.etag !== payload.etag && !stream.response.writableEnded) this.write(stream, event, payload.etag);
       }
     }
+  }
+
+  private write(stream: OpenStream, event: Buffer, etag: string): void {
+    stream.etag = etag;
+    stream.wroteAt = Date.now();
+    stream.response.write(event);
   }
 
   private closeKey(keyId: string): void {
@@ -169,7 +215,15 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
       if (set.size === 0) map.delete(id);
       return true;
     };
-    remove(this.byOrganization, stream.organizationId);
+    if (remove(this.byOrganization, stream.organizationId) && !this.byOrganization.has(stream.organizationId)) {
+      this.generations.delete(stream.organizationId);
+    }
     if (remove(this.byKey, stream.keyId)) this.metrics?.streamConnections.dec();
   }
+}
+
+/** The one event of a payload: OFREP's refetchEvaluation, with the ETag as its id. */
+function eventOf(payload: ConfigPayload): Buffer {
+  const data = JSON.stringify({ type: 'refetchEvaluation', etag: payload.etag, lastModified: Math.floor(payload.builtAt / 1000) });
+  return Buffer.from(`id: ${payload.etag}\nevent: message\ndata: ${data}\n\n`);
 }

@@ -75,6 +75,13 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
     this.timer.unref();
   }
 
+  /** Open streams on this instance. */
+  get size(): number {
+    let count = 0;
+    for (const streams of this.byKey.values()) count += streams.size;
+    return count;
+  }
+
   /** True once shutdown began: new streams go to another instance. */
   get isClosing(): boolean {
     return this.closing;

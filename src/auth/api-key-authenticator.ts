@@ -104,7 +104,7 @@ export class ApiKeyAuthenticator {
   /** The principal of a key named by id (a signed stream token), or null once it is revoked; not cached. */
   async activeKey(organizationId: string, keyId: string): Promise<Principal | null> {
     const key = await this.organizations.findActiveApiKeyById(organizationId, keyId);
-    return key ? { keyId: key.id, organizationId: key.organizationId, permissions: new Set(key.permissions) } : null;
+    return key ? principalOf(key) : null;
   }
 
   /** Synchronous lookup for the poll's lean path: the cached principal, or undefined on a miss. */
@@ -196,7 +196,7 @@ export class ApiKeyAuthenticator {
     const key = await this.batched(keyHash);
     // The row was found through an index on the hash; compare again in constant time before trusting it.
     if (!key || !timingSafeEqual(Buffer.from(key.keyHash), Buffer.from(keyHash))) return null;
-    return { keyId: key.id, organizationId: key.organizationId, permissions: new Set(key.permissions) };
+    return principalOf(key);
   }
 
   /** Joins the batch being gathered, which goes out as one query (see the class comment for when). */
@@ -289,4 +289,8 @@ export class ApiKeyAuthenticator {
     this.byHash.delete(keyHash);
     if (this.hashByKeyId.get(entry.principal.keyId) === keyHash) this.hashByKeyId.delete(entry.principal.keyId);
   }
+}
+
+function principalOf(key: ApiKey): Principal {
+  return { keyId: key.id, organizationId: key.organizationId, permissions: new Set(key.permissions) };
 }

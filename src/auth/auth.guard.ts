@@ -41,7 +41,7 @@ export class AuthGuard implements CanActivate {
     }
 
     const apiKeyHeader = this.reflector.get<boolean | undefined>(API_KEY_HEADER_KEY, context.getHandler()) === true;
-    request.principal = await authenticateOrCount(this.authenticator, this.failures, request, { apiKeyHeader });
+    request.principal = await authenticateOrCount(this.authenticator, this.failures, request, apiKeyHeader);
     return true;
   }
 }
@@ -57,17 +57,31 @@ export function authenticateOrCount(
   authenticator: ApiKeyAuthenticator,
   failures: AuthFailureLimiter,
   request: IncomingMessage,
-  options: { apiKeyHeader?: boolean } = {},
+  apiKeyHeader = false,
 ): Principal | Promise<Principal> {
-  const authorization = credentialOf(request, options.apiKeyHeader === true);
+  const authorization = credentialOf(request, apiKeyHeader);
   const cached = authenticator.cached(authorization);
   if (cached) return cached;
+  return countedAuthentication(failures, request, () => authenticator.authenticate(authorization), AuthErrors.invalidApiKey);
+}
+
+/**
+ * A lookup of a credential held to the request address's budget of failed authentications: refused (429)
+ * once the budget is spent, counted before it runs, forgiven when it finds a principal. `refusal` is the
+ * error for a credential that finds none.
+ */
+export function countedAuthentication(
+  failures: AuthFailureLimiter,
+  request: IncomingMessage,
+  lookUp: () => Promise<Principal | null>,
+  refusal: () => Error,
+): Promise<Principal> {
   const address = failures.addressOf(request);
   const wait = failures.retryAfterSeconds(address);
   if (wait > 0) return Promise.reject(AuthErrors.tooManyFailures(failures.limit, wait));
   failures.record(address);
-  return authenticator.authenticate(authorization).then((principal) => {
-    if (!principal) throw AuthErrors.invalidApiKey();
+  return lookUp().then((principal) => {
+    if (!principal) throw refusal();
     failures.forgive(address);
     return principal;
   });

@@ -5,8 +5,8 @@ import type { Request } from 'express';
 import { ApiKeyAuthenticator } from '../../auth/api-key-authenticator';
 import { AuthFailureLimiter } from '../../auth/auth-failure-limiter';
 import { API_KEY_SECURITY, Public } from '../../auth/auth.decorators';
-import { AuthErrors, permissionRefusal } from '../../auth/auth.errors';
-import { authenticateOrCount } from '../../auth/auth.guard';
+import { permissionRefusal } from '../../auth/auth.errors';
+import { authenticateOrCount, countedAuthentication } from '../../auth/auth.guard';
 import { AuthenticatedRequest, Principal } from '../../auth/principal';
 import { DomainError } from '../../common/domain-error';
 import { ApiErrorDto } from '../../common/dto/api-error.dto';
@@ -95,16 +95,15 @@ export class ConfigStreamController {
   }
 
   /** A token is held to the address's budget of failed authentications, as a bad key is. */
-  private async fromToken(request: Request, token: string | string[]): Promise<Principal> {
-    const address = this.failures.addressOf(request);
-    const wait = this.failures.retryAfterSeconds(address);
-    if (wait > 0) throw AuthErrors.tooManyFailures(this.failures.limit, wait);
-    const grant = typeof token === 'string' ? this.tokens.verify(token, Date.now()) : null;
-    const principal = grant ? await this.authenticator.activeKey(grant.organizationId, grant.keyId) : null;
-    if (!principal) {
-      this.failures.record(address);
-      throw new UnauthorizedException('The stream token is invalid or expired, or its key was revoked; read a new one from OFREP bulk evaluation');
-    }
-    return principal;
+  private fromToken(request: Request, token: string | string[]): Promise<Principal> {
+    return countedAuthentication(
+      this.failures,
+      request,
+      async () => {
+        const grant = typeof token === 'string' ? this.tokens.verify(token, Date.now()) : null;
+        return grant ? this.authenticator.activeKey(grant.organizationId, grant.keyId) : null;
+      },
+      () => new UnauthorizedException('The stream token is invalid or expired, or its key was revoked; read a new one from OFREP bulk evaluation'),
+    );
   }
 }

@@ -8,7 +8,7 @@ import { Principal } from '../auth/principal';
 import { apiCors } from '../common/cors';
 import { writeApiError } from '../common/filters/api-exception.filter';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { Metrics, PollCounters } from '../metrics/metrics';
+import { Metrics, PollCounts } from '../metrics/metrics';
 import { Permission } from '../organizations/permission';
 import { ifNoneMatchMatches } from '../common/etag';
 import { CONFIG_CACHE_CONTROL, ConfigPayload } from './config-payload';
@@ -30,8 +30,8 @@ export const CONFIG_POLL_PERMISSION = Permission.FLAGS_READ;
 export class FlagConfigPoll {
   /** The API's CORS rules (CORS_ORIGINS), which this path applies itself since it runs ahead of Express. */
   private readonly cors: ReturnType<typeof apiCors>;
-  /** 200, 304 and 429, each a counter bound once: a poll increments one and builds nothing. */
-  private readonly polls: PollCounters;
+  /** 200, 304 and 429: a poll adds one to an integer, read into the metric at scrape time. */
+  private readonly polls: PollCounts;
 
   constructor(
     private readonly authenticator: ApiKeyAuthenticator,
@@ -42,7 +42,7 @@ export class FlagConfigPoll {
     @Optional() metrics?: Metrics,
   ) {
     this.cors = apiCors(config.corsOrigins);
-    this.polls = (metrics ?? new Metrics()).pollCounters();
+    this.polls = metrics?.pollCounts ?? new PollCounts();
   }
 
   matches(request: IncomingMessage): boolean {
@@ -87,7 +87,7 @@ export class FlagConfigPoll {
 
   private counted(record: ThrottlerStorageRecord, principal: Principal, request: IncomingMessage, response: ServerResponse): void {
     if (record.isBlocked) {
-      this.polls.limited.inc();
+      this.polls.limited += 1;
       return writeApiError(response, this.limiter.rejection(record));
     }
     this.respond(principal, request, response);
@@ -105,11 +105,11 @@ export function isNotModified(request: IncomingMessage, payload: ConfigPayload):
   return ifNoneMatch === payload.etagHeader || ifNoneMatchMatches(ifNoneMatch, payload.etag);
 }
 
-function send(request: IncomingMessage, response: ServerResponse, payload: ConfigPayload, polls: PollCounters): void {
+function send(request: IncomingMessage, response: ServerResponse, payload: ConfigPayload, polls: PollCounts): void {
   if (isNotModified(request, payload)) {
     response.writeHead(304, { ETag: payload.etagHeader, 'Cache-Control': CONFIG_CACHE_CONTROL });
     response.end();
-    polls.notModified.inc();
+    polls.notModified += 1;
     return;
   }
   response.writeHead(200, {
@@ -119,5 +119,5 @@ function send(request: IncomingMessage, response: ServerResponse, payload: Confi
     'Cache-Control': CONFIG_CACHE_CONTROL,
   });
   response.end(request.method === 'HEAD' ? undefined : payload.body);
-  polls.ok.inc();
+  polls.ok += 1;
 }

@@ -6,16 +6,14 @@ import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
 import { ConfigThrottlerStorage } from '../flag-config/config-throttler.storage';
 
-/** A pre-bound counter child: incrementing it builds nothing. */
-export interface Increment {
-  inc(): void;
-}
-
-/** The config poll's outcomes, each counted by a child bound once. */
-export interface PollCounters {
-  ok: Increment;
-  notModified: Increment;
-  limited: Increment;
+/**
+ * The config poll's outcomes as plain counts, read into `flagstore_config_polls_total` at scrape time: a poll
+ * adds one to an integer instead of going through a counter (whose `inc` hashes its labels every time).
+ */
+export class PollCounts {
+  ok = 0;
+  notModified = 0;
+  limited = 0;
 }
 
 /**
@@ -40,11 +38,14 @@ export class Metrics implements OnModuleInit, OnApplicationShutdown {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [this.registry],
   });
+  /** Counted by the poll itself (FlagConfigPoll), scraped as flagstore_config_polls_total. */
+  readonly pollCounts = new PollCounts();
   readonly configPolls = new Counter({
     name: 'flagstore_config_polls_total',
     help: 'GET /v1/flags/config answers by outcome: 200, 304, 429',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
+    collect: countsOf(this.pollCounts),
   });
   readonly payloadRebuilds = new Counter({
     name: 'flagstore_config_payload_rebuilds_total',
@@ -121,11 +122,6 @@ export class Metrics implements OnModuleInit, OnApplicationShutdown {
     this.registry.clear();
   }
 
-  /** The poll's counters, bound once so that a poll only increments. */
-  pollCounters(): PollCounters {
-    return { ok: this.configPolls.labels('200'), notModified: this.configPolls.labels('304'), limited: this.configPolls.labels('429') };
-  }
-
   private pool(): Pool | undefined {
     const dataSource = this.find<DataSource>(getDataSourceToken());
     return (dataSource?.driver as { master?: Pool } | undefined)?.master;
@@ -142,4 +138,14 @@ export class Metrics implements OnModuleInit, OnApplicationShutdown {
       return undefined;
     }
   }
+}
+
+/** The `collect` of flagstore_config_polls_total: the poll's counts as they are at scrape time. */
+function countsOf(counts: PollCounts): (this: Counter<'outcome'>) => void {
+  return function collect() {
+    this.reset();
+    this.inc({ outcome: '200' }, counts.ok);
+    this.inc({ outcome: '304' }, counts.notModified);
+    this.inc({ outcome: '429' }, counts.limited);
+  };
 }

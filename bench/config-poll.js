@@ -327,9 +327,14 @@ function summarizeRun(result, expectedStatus, payloadBytes) {
 
 /**
  * The whole config-poll comparison against an already running service.
- * @returns the figures per path and server, the ratios, the service RSS, and each target's verdict.
+ *
+ * Each path is measured in `rounds` pairs of short runs, the service and the bare server back to back (in
+ * alternating order, so that a drift of the machine's speed favours neither), after one warm-up of each. A
+ * ratio is the median of the pairs' ratios: a pair shares the machine's state of the moment, which single long
+ * runs minutes apart did not (on a shared machine, one server's run alone moved by 10-15 % between runs).
+ * @returns the figures per path and server (and per pair), the ratios, the service RSS, and each target's verdict.
  */
-async function runConfigPollBench({ baseUrl, adminToken, serverPid, log, tmpDir, pin, tool, duration = 10, connections = 50, warmup = 2 }) {
+async function runConfigPollBench({ baseUrl, adminToken, serverPid, log, tmpDir, pin, tool, duration = 10, connections = 50, warmup = 2, rounds = 5 }) {
   const fixture = await setupFixture({ baseUrl, adminToken, log });
   const servicePayload = await probe('the service', `${baseUrl}/v1/flags/config`, fixture);
   const bare = await startBareServer({ fixture, tmpDir, pin });
@@ -338,35 +343,49 @@ async function runConfigPollBench({ baseUrl, adminToken, serverPid, log, tmpDir,
     const barePayload = await probe('the bare server', bareUrl, fixture);
     if (!barePayload.equals(servicePayload)) log('note: the service rebuilt its payload bytes between polls (generatedAt)');
 
-    const targets = { service: `${baseUrl}/v1/flags/config`, bare: bareUrl };
+    const servers = {
+      service: { url: `${baseUrl}/v1/flags/config`, pid: serverPid },
+      bare: { url: bareUrl, pid: bare.pid },
+    };
     const paths = [
       ['304', { 'If-None-Match': fixture.etag }],
       ['200', {}],
     ];
+    const roundSeconds = Math.max(1, Math.round(duration / rounds));
     const runs = {};
     for (const [path, extraHeaders] of paths) {
-      runs[path] = {};
-      for (const [name, url] of Object.entries(targets)) {
-        const headers = { Authorization: `Bearer ${fixture.key}`, ...extraHeaders };
-        runs[path][name] = await measuredRun({
-          label: `${name} on the ${path} path`,
-          pid: name === 'service' ? serverPid : bare.pid,
-          expectedStatus: Number(path),
-          payloadBytes: servicePayload.length,
-          ...{ tool, url, headers, connections, duration, warmup, pin, tmpDir, log },
-        });
+      const headers = { Authorization: `Bearer ${fixture.key}`, ...extraHeaders };
+      const load = { tool, headers, connections, pin, tmpDir };
+      if (warmup > 0) for (const { url } of Object.values(servers)) await runLoad({ ...load, url, duration: warmup });
+      log(`loading the ${path} path: ${rounds} pairs of ${roundSeconds} s runs, ${connections} connections`);
+      const pairs = [];
+      for (let round = 0; round < rounds; round++) {
+        const order = round % 2 === 0 ? ['service', 'bare'] : ['bare', 'service'];
+        const pair = {};
+        for (const name of order) {
+          pair[name] = await measuredRun({
+            label: `${name} on the ${path} path, pair ${round + 1}`,
+            pid: servers[name].pid,
+            expectedStatus: Number(path),
+            payloadBytes: servicePayload.length,
+            ...{ ...load, url: servers[name].url, duration: roundSeconds, warmup: 0, log },
+          });
+        }
+        pairs.push(pair);
       }
+      runs[path] = { service: combineRuns(pairs.map((pair) => pair.service)), bare: combineRuns(pairs.map((pair) => pair.bare)), pairs };
     }
     const rss = processMemory(serverPid);
-    const ratio = (path) => runs[path].service.reqPerSec / runs[path].bare.reqPerSec;
+    const ratio = (path) => median(runs[path].pairs.map((pair) => pair.service.reqPerSec / pair.bare.reqPerSec));
     // Server CPU per request, bare/service: the comparison that still holds when the one-core load
     // generator, not the server, is what caps req/s (both servers then report about the same rate).
-    const cpuRatio = (path) => runs[path].bare.cpuMicrosPerRequest / runs[path].service.cpuMicrosPerRequest;
+    const cpuRatio = (path) => median(runs[path].pairs.map((pair) => pair.bare.cpuMicrosPerRequest / pair.service.cpuMicrosPerRequest));
     const allValid = Object.values(runs).every((byServer) => byServer.service.valid && byServer.bare.valid);
     const p99 = Math.max(runs[304].service.p99Ms, runs[200].service.p99Ms);
     return {
       runs,
       ratios: { 304: ratio(304), 200: ratio(200) },
+      pairRatios: { 304: runs[304].pairs.map((pair) => pair.service.reqPerSec / pair.bare.reqPerSec), 200: runs[200].pairs.map((pair) => pair.service.reqPerSec / pair.bare.reqPerSec) },
       cpuRatios: { 304: cpuRatio(304), 200: cpuRatio(200) },
       p99Ms: p99,
       rss,
@@ -374,11 +393,43 @@ async function runConfigPollBench({ baseUrl, adminToken, serverPid, log, tmpDir,
       servicePayloadBytes: servicePayload.length,
       allValid,
       tool: tool ? tool.name : 'autocannon',
-      settings: { connections, duration, warmup, flags: FLAG_COUNT },
+      settings: { connections, duration: roundSeconds * rounds, rounds, roundSeconds, warmup, flags: FLAG_COUNT },
     };
   } finally {
     await bare.stop();
   }
+}
+
+function median(values) {
+  const sorted = values.filter((value) => !Number.isNaN(value)).sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+/**
+ * One server's runs on one path as one row: rates and CPU over all of them; p50 and p99 the median of the
+ * runs' (a percentile of the whole cannot be had from the runs'), with the worst run's p99 beside it.
+ */
+function combineRuns(list) {
+  const seconds = list.reduce((sum, run) => sum + run.durationSec, 0);
+  const responses = list.reduce((sum, run) => sum + run.responses, 0);
+  const cpuMicros = list.reduce((sum, run) => sum + run.cpuMicrosPerRequest * run.responses, 0);
+  return {
+    tool: list[0].tool,
+    reqPerSec: list.reduce((sum, run) => sum + run.reqPerSec * run.durationSec, 0) / seconds,
+    p50Ms: median(list.map((run) => run.p50Ms)),
+    p99Ms: median(list.map((run) => run.p99Ms)),
+    worstP99Ms: Math.max(...list.map((run) => run.p99Ms)),
+    requests: list.reduce((sum, run) => sum + run.requests, 0),
+    responses,
+    durationSec: seconds,
+    valid: list.every((run) => run.valid),
+    problems: list.flatMap((run) => run.problems),
+    cpuPercent: list.reduce((sum, run) => sum + run.cpuPercent * run.durationSec, 0) / seconds,
+    cpuMicrosPerRequest: responses > 0 ? cpuMicros / responses : Number.NaN,
+    othersCpuPercent: Math.max(...list.map((run) => run.othersCpuPercent)),
+  };
 }
 
 /**
@@ -387,7 +438,6 @@ async function runConfigPollBench({ baseUrl, adminToken, serverPid, log, tmpDir,
  */
 async function measuredRun({ label, pid, expectedStatus, payloadBytes, tool, url, headers, connections, duration, warmup, pin, tmpDir, log }) {
   if (warmup > 0) await runLoad({ tool, url, headers, connections, duration: warmup, pin, tmpDir });
-  log(`loading ${label}: ${connections} connections, ${duration} s`);
   const cpuBefore = cpuSeconds(pid);
   const core0Before = coreBusySeconds(0);
   const result = await runLoad({ tool, url, headers, connections, duration, pin, tmpDir });
@@ -469,7 +519,7 @@ function verdicts(summary, deployment) {
     });
   }
   checks.push({
-    label: 'service p99 (worst path)',
+    label: 'service p99 (worst path, median of its runs)',
     value: summary.p99Ms,
     text: `${ms(summary.p99Ms, summary.tool)} ms`,
     target: `< ${TARGETS.p99Ms} ms`,
@@ -491,11 +541,11 @@ const ms = (value, tool) => (value === undefined ? 'n/a' : tool === 'wrk' ? valu
 const pass = (ok) => (ok === undefined ? '(information)' : ok ? 'PASS' : 'FAIL');
 
 function formatConfigPollReport(summary, deployment = 'memory') {
-  const rows = [['path', 'server', 'req/s', 'p50 ms', 'p99 ms', 'responses', 'server CPU', 'CPU us/req', 'core 0 other', 'check']];
+  const rows = [['path', 'server', 'req/s', 'p50 ms', 'p99 ms', 'worst p99', 'responses', 'server CPU', 'CPU us/req', 'core 0 other', 'check']];
   for (const path of ['304', '200']) {
     for (const name of ['service', 'bare']) {
       const run = summary.runs[path][name];
-      rows.push([path, name, num(run.reqPerSec), ms(run.p50Ms, run.tool), ms(run.p99Ms, run.tool), String(run.requests), `${num(run.cpuPercent)}%`, num(run.cpuMicrosPerRequest, 1), `${num(run.othersCpuPercent)}%`, run.valid ? 'ok' : `INVALID: ${run.problems.join(', ')}`]);
+      rows.push([path, name, num(run.reqPerSec), ms(run.p50Ms, run.tool), ms(run.p99Ms, run.tool), ms(run.worstP99Ms, run.tool), String(run.requests), `${num(run.cpuPercent)}%`, num(run.cpuMicrosPerRequest, 1), `${num(run.othersCpuPercent)}%`, run.valid ? 'ok' : `INVALID: ${run.problems.join(', ')}`]);
     }
   }
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
@@ -506,6 +556,9 @@ function formatConfigPollReport(summary, deployment = 'memory') {
     lines.push(`${`${check.label}:`.padEnd(30)} ${check.text}${check.target ? `  (target ${check.target})` : ''}  ${pass(check.ok)}`);
   }
   const generatorBound = ['304', '200'].some((path) => summary.runs[path].bare.cpuPercent < 90 || summary.runs[path].service.cpuPercent < 90);
+  for (const path of ['304', '200']) {
+    lines.push(`ratio per pair, ${path} path: ${summary.pairRatios[path].map((value) => num(value, 2)).join(' ')}  (the ratio is their median)`);
+  }
   lines.push(
     `server CPU per request, bare/service: 304 path ${num(summary.cpuRatios[304], 2)}, 200 path ${num(summary.cpuRatios[200], 2)}  (information)`,
   );

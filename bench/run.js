@@ -11,7 +11,8 @@
  *   BENCH_ONLY       `config` (the poll, both deployments), `config:memory`, `config:redis`, `storage` or `streams`
  *   BENCH_CPU_PROF   a directory: each service started writes a V8 CPU profile there when it stops
  *   DATABASE_URL     use that PostgreSQL instead of an embedded one in a temporary DATA_DIR
- *   BENCH_DURATION   seconds per measured run (default 10)
+ *   BENCH_DURATION   seconds of measured load per server and path (default 10)
+ *   BENCH_ROUNDS     the config poll's runs per server and path, paired service/bare (default 5: 5 pairs of 2 s)
  *   BENCH_WARMUP     seconds of unmeasured load before each run (default 2; 0 disables)
  *   BENCH_CONNECTIONS  concurrent connections (default 50)
  *   BENCH_STREAMS    streams held open by the change-stream benchmark (default 5000; its targets are for 5000)
@@ -227,6 +228,8 @@ async function main() {
   const duration = positiveNumber('BENCH_DURATION', 10);
   const warmup = positiveNumber('BENCH_WARMUP', 2);
   const connections = positiveNumber('BENCH_CONNECTIONS', 50);
+  const rounds = Math.floor(positiveNumber('BENCH_ROUNDS', 5));
+  if (rounds < 1) throw new Error('BENCH_ROUNDS must be at least 1');
   const streams = Math.floor(positiveNumber('BENCH_STREAMS', DEFAULT_STREAMS));
   if (streams < 1) throw new Error('BENCH_STREAMS must be at least 1');
   const only = process.env.BENCH_ONLY || undefined;
@@ -252,7 +255,7 @@ async function main() {
     });
   }
 
-  log(`${note}; ${connections} connections, ${duration} s per run, ${warmup} s warm-up`);
+  log(`${note}; ${connections} connections, ${duration} s of load per server and path (the poll: in ${rounds} paired runs), ${warmup} s warm-up`);
   log(`load generator: ${tool.description}`);
   const deployments = [];
   if (only === undefined || only === 'config' || only === 'config:memory') deployments.push('memory');
@@ -286,6 +289,7 @@ async function main() {
           duration,
           connections,
           warmup,
+          rounds,
         });
         measured = true;
         summaries[deployment] = summary;

@@ -25,7 +25,7 @@ const net = require('node:net');
 const { call, httpRequest, setupFixture, runLoad, measuredRun, cpuSeconds, processMemory, num, ms, pass, OTHERS_WARNING_PERCENT } = require('./config-poll');
 
 const STREAM_PATH = '/v1/flags/config/stream';
-/** The service's cap on open streams per key and instance (MAX_STREAMS_PER_KEY): the 21st is a 429. */
+/** The service's cap on open streams per key (MAX_STREAMS_PER_KEY): the 21st is a 429. */
 const STREAMS_PER_KEY = 20;
 const DEFAULT_STREAMS = 5_000;
 const TARGETS = { fanOutMs: 1_000, rssMbPer1000: 30, pollRatio: 0.9 };

@@ -11,6 +11,7 @@ import { loadSigningSecret } from '../storage/signed-urls/signing-secret';
 import { OfrepController } from './ofrep/ofrep.controller';
 import { ConfigStreamController } from './stream/config-stream.controller';
 import { ConfigStreamHub } from './stream/config-stream.hub';
+import { StreamSlots } from './stream/stream-slots';
 import { STREAM_TOKENS, StreamTokens } from './stream/stream-token';
 
 @Module({
@@ -34,6 +35,7 @@ import { STREAM_TOKENS, StreamTokens } from './stream/stream-token';
     FlagConfigCache,
     FlagConfigPoll,
     ConfigStreamHub,
+    StreamSlots,
     {
       provide: STREAM_TOKENS,
       inject: [APP_CONFIG],

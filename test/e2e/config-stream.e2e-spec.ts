@@ -1,5 +1,6 @@
 import request from 'supertest';
-import { ConfigStreamHub, HEARTBEAT_MS, STREAM_LIFETIME_MS } from '../../src/flag-config/stream/config-stream.hub';
+import { ConfigStreamHub, HEARTBEAT_MS, MAX_STREAMS_PER_KEY, STREAM_LIFETIME_MS } from '../../src/flag-config/stream/config-stream.hub';
+import { SLOT_RENEW_MS, SLOT_TTL_MS, StreamSlots } from '../../src/flag-config/stream/stream-slots';
 import { Permission } from '../../src/organizations/permission';
 import { api, createFlag } from '../factories/flags.factory';
 import { admin, bearer, createApiKey, createOrganization, TestOrganization } from '../factories/organizations.factory';
@@ -32,6 +33,20 @@ describe('config change stream', () => {
     open.push(connection);
     return connection;
   }
+  /** The expiry of every slot row of an instance, in ms. */
+  const slotExpiries = async (app: TestApp): Promise<number[]> => {
+    const { rows } = await app.db.query<{ expires_at: Date }>('SELECT expires_at FROM config_stream_slots WHERE instance_id = $1', [
+      app.app.get(StreamSlots).instanceId,
+    ]);
+    return rows.map((row) => row.expires_at.getTime());
+  };
+  const waitFor = async (check: () => Promise<boolean>) => {
+    for (let attempt = 0; attempt < 40; attempt += 1) {
+      if (await check()) return;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    throw new Error('the condition did not hold within 1 s');
+  };
   const etagOf = async (app: TestApp = t) => (await request(app.http).get('/v1/flags/config').set(bearer(org.key)).expect(200)).body.etag as string;
 
   it('sends the current ETag on connect, as OFREP’s refetchEvaluation event', async () => {
@@ -160,6 +175,82 @@ describe('config change stream', () => {
       expect(statuses.filter((status) => status === 200)).toHaveLength(20);
       expect(statuses.filter((status) => status === 429)).toHaveLength(20);
       await Promise.all(connections.filter((connection) => connection.status === 429).map((connection) => connection.body()));
+    });
+
+    it('holds the cap of 20 across instances, and a stream closed on one makes room on the other', async () => {
+      const other = await createTestApp({}, { sameDatabaseAs: t });
+      try {
+        const here = [];
+        for (let index = 0; index < 12; index += 1) here.push(await stream(t));
+        for (let index = 0; index < 8; index += 1) expect((await stream(other)).status).toBe(200);
+        for (const app of [t, other]) {
+          const refused = await stream(app);
+          expect(refused.status).toBe(429);
+          expect(refused.headers.get('retry-after')).toBe('60');
+          await refused.body();
+        }
+        expect(here.every((connection) => connection.status === 200)).toBe(true);
+        here[0].close();
+        // Bounded: the close reaches the server, which deletes the slot's row.
+        let reopened = 0;
+        for (let attempt = 0; attempt < 20 && reopened !== 200; attempt += 1) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          const connection = await stream(other);
+          reopened = connection.status;
+          if (reopened !== 200) await connection.body();
+        }
+        expect(reopened).toBe(200);
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('stops counting the streams of an instance that no longer renews them, and not before', async () => {
+      const other = await createTestApp({}, { sameDatabaseAs: t });
+      try {
+        for (let index = 0; index < MAX_STREAMS_PER_KEY; index += 1) expect((await stream(other)).status).toBe(200);
+        const hub = t.app.get(ConfigStreamHub);
+        const start = Date.now();
+        expect(await hub.reserve(org.keyId, start)).toBeNull();
+        // The instance renews its slots while its streams run: still counted past the first expiry.
+        other.app.get(ConfigStreamHub).beat(start + SLOT_RENEW_MS);
+        await waitFor(async () => (await slotExpiries(other)).every((expiry) => expiry >= start + SLOT_RENEW_MS + SLOT_TTL_MS));
+        expect(await hub.reserve(org.keyId, start + SLOT_TTL_MS + 1_000)).toBeNull();
+        // Had it died at the renewal, its slots would stop counting once that renewal expires.
+        const slot = await hub.reserve(org.keyId, start + SLOT_RENEW_MS + SLOT_TTL_MS + 1_000);
+        expect(slot).not.toBeNull();
+        slot!.release();
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('gives back every slot of an instance when it shuts down', async () => {
+      const closing = await createTestApp({}, { sameDatabaseAs: t });
+      const connections = [];
+      for (let index = 0; index < MAX_STREAMS_PER_KEY; index += 1) connections.push(await stream(closing));
+      expect((await stream(t)).status).toBe(429);
+      await closing.close();
+      await Promise.all(connections.map((connection) => connection.ended));
+      const opened = await stream(t);
+      expect(opened.status).toBe(200);
+    });
+
+    it('counts on this instance alone while the slots cannot be read (the database is away), and keeps serving', async () => {
+      const unavailable = { take: () => Promise.reject(new Error('connection refused')), release: () => Promise.resolve(), renew: () => Promise.resolve(), releaseAll: () => Promise.resolve() };
+      const alone = await createTestApp({}, { overrides: [{ provide: StreamSlots, useValue: unavailable }] });
+      try {
+        const owner = await createOrganization(alone);
+        const connections = [];
+        for (let index = 0; index < MAX_STREAMS_PER_KEY; index += 1) connections.push(await stream(alone, bearer(owner.key)));
+        expect(connections.every((connection) => connection.status === 200)).toBe(true);
+        const refused = await stream(alone, bearer(owner.key));
+        expect(refused.status).toBe(429);
+        await refused.body();
+        for (const connection of connections) connection.close();
+      } finally {
+        await alone.close();
+      }
     });
 
     it('counts opening a stream against the config budget', async () => {

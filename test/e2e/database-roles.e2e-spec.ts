@@ -189,7 +189,7 @@ describe('booting on DATABASE_URL', () => {
     const { result, lines } = await boot({ DATABASE_URL: database.ownerUrl });
     await result?.close();
     expect(lines.filter((line) => line.startsWith('warn'))).toEqual([
-      expect.stringContaining(`The service connects to PostgreSQL as "${TEST_OWNER_ROLE}", which owns the tables (api_keys, flag_audit_entries`),
+      expect.stringContaining(`The service connects to PostgreSQL as "${TEST_OWNER_ROLE}", which owns the tables (api_keys, config_stream_slots, flag_audit_entries`),
     ]);
   });
 

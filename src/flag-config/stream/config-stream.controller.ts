@@ -24,7 +24,7 @@ const RETRY_AFTER = { 'Retry-After': { description: 'Seconds until the request m
 class TooManyStreamsError extends DomainError implements RetryAfter {
   readonly retryAfterSeconds = 60;
   constructor() {
-    super(HttpStatus.TOO_MANY_REQUESTS, 'RATE_LIMITED', `This key already holds ${MAX_STREAMS_PER_KEY} open streams on this instance; close one first`);
+    super(HttpStatus.TOO_MANY_REQUESTS, 'RATE_LIMITED', `This key already holds ${MAX_STREAMS_PER_KEY} open streams; close one first`);
   }
 }
 
@@ -57,7 +57,7 @@ export class ConfigStreamController {
       'Each event is `id: <etag>`, `event: message`, `data: {"type":"refetchEvaluation","etag":"<etag>","lastModified":<unix seconds>}`: ' +
       're-read GET /v1/flags/config (or OFREP bulk) with If-None-Match. A reconnect whose Last-Event-ID is the current ETag gets no ' +
       'immediate event. A comment every 15 s; the stream ends after 10 minutes with a retry: hint. At most 20 open streams per key ' +
-      'on an instance. Opening one counts against CONFIG_RATE_LIMIT_PER_MINUTE. Browsers pass the ?token= of an OFREP bulk answer ' +
+      'across the deployment. Opening one counts against CONFIG_RATE_LIMIT_PER_MINUTE. Browsers pass the ?token= of an OFREP bulk answer ' +
       'instead of the Authorization header. FLAGS_READ.',
   })
   @ApiQuery({ name: 'token', required: false, description: "A signed stream token (OFREP bulk answer's eventStreams); never log it" })
@@ -69,7 +69,7 @@ export class ConfigStreamController {
   @ApiTooManyRequestsResponse({
     type: ApiErrorDto,
     headers: RETRY_AFTER,
-    description: 'RATE_LIMITED: past CONFIG_RATE_LIMIT_PER_MINUTE, or 20 streams already open for this key here, or too many failed authentications',
+    description: 'RATE_LIMITED: past CONFIG_RATE_LIMIT_PER_MINUTE, or 20 streams already open for this key, or too many failed authentications',
   })
   async stream(@Req() request: Request, @Res() response: ServerResponse, @Query('token') token?: unknown): Promise<void> {
     if (!this.config.streamsEnabled) throw new NotFoundException('The change stream is off (STREAMS_ENABLED=false)');
@@ -81,7 +81,7 @@ export class ConfigStreamController {
     if (counted.isBlocked) throw this.limiter.rejection(counted);
     if (this.hub.isClosing) throw Object.assign(new ServiceUnavailableException('This instance is shutting down; reconnect'), { retryAfterSeconds: 1 });
     // The slot is taken before the payload is awaited: opens racing for a key's last place cannot all pass.
-    const slot = this.hub.reserve(principal.keyId);
+    const slot = await this.hub.reserve(principal.keyId);
     if (!slot) throw new TooManyStreamsError();
     let payload;
     try {

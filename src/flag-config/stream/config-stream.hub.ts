@@ -5,12 +5,13 @@ import { Metrics } from '../../metrics/metrics';
 import { Principal } from '../../auth/principal';
 import { ConfigPayload } from '../config-payload';
 import { FlagConfigCache } from '../flag-config.cache';
+import { SLOT_RENEW_MS, StreamSlots } from './stream-slots';
 
 /** A stream that has been silent this long gets a comment line, so proxies (nginx reads for 60 s) keep it open. */
 export const HEARTBEAT_MS = 15_000;
 /** A stream ends after this, with a `retry:` hint: connections move between instances as they come and go. */
 export const STREAM_LIFETIME_MS = 10 * 60_000;
-/** Open streams per key on one instance; the next is refused with 429. */
+/** Open streams per key across the deployment (StreamSlots); the next is refused with 429. */
 export const MAX_STREAMS_PER_KEY = 20;
 /** The reconnect delay a closing stream suggests: this, plus up to as much again at random, so clients spread out. */
 const RETRY_BASE_MS = 1_000;
@@ -32,10 +33,18 @@ interface OpenStream {
   wroteAt: number;
   /** The ETag of the last event sent: a change that leaves the payload's ETag as it was sends nothing. */
   etag: string | null;
+  /** Its row in StreamSlots; undefined when it was opened while the database was away (counted here only). */
+  slotId: string | undefined;
 }
 
-/** A place for one stream of a key, taken before the stream's payload is read so that racing opens cannot pass the cap. */
+/**
+ * A place for one stream of a key, taken before the stream's payload is read so that racing opens cannot pass the
+ * cap. The stream opened in it keeps it; `release` gives it back when no stream will be opened.
+ */
 export interface StreamSlot {
+  readonly id: string | undefined;
+  /** The stream opened in it holds it now (the hub calls this). */
+  keep(): void;
   release(): void;
 }
 
@@ -57,11 +66,16 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
   private readonly opening = new Map<string, number>();
   /** Bumped by each change of an organization: a fan-out still writing an older event stops. */
   private readonly generations = new Map<string, number>();
+  /** Deletes of slots of this key's ended streams still on their way: a take for the key waits for them. */
+  private readonly releasing = new Map<string, Promise<void>>();
   private readonly timer: NodeJS.Timeout;
   private closing = false;
+  private renewedAt = Date.now();
+  private slotsUnavailable = false;
 
   constructor(
     private readonly cache: FlagConfigCache,
+    private readonly slots: StreamSlots,
     bus: InvalidationBus,
     @Optional() private readonly metrics?: Metrics,
   ) {
@@ -87,19 +101,45 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
     return this.closing;
   }
 
-  /** A place for one more stream of this key, or null when it holds MAX_STREAMS_PER_KEY (open or opening). */
-  reserve(keyId: string): StreamSlot | null {
+  /**
+   * A place for one more stream of this key, or null when the key holds MAX_STREAMS_PER_KEY, open or opening,
+   * across the deployment (StreamSlots). While the database is away, the count is this instance's alone, as the
+   * poll's limit is without Redis: streams keep opening, each instance holding the key to the cap.
+   */
+  async reserve(keyId: string, now = Date.now()): Promise<StreamSlot | null> {
     const opening = this.opening.get(keyId) ?? 0;
     if ((this.byKey.get(keyId)?.size ?? 0) + opening >= MAX_STREAMS_PER_KEY) return null;
     this.opening.set(keyId, opening + 1);
     let released = false;
+    const leave = () => {
+      if (released) return;
+      released = true;
+      const left = (this.opening.get(keyId) ?? 1) - 1;
+      if (left > 0) this.opening.set(keyId, left);
+      else this.opening.delete(keyId);
+    };
+    let id: string | null | undefined;
+    try {
+      await this.releasing.get(keyId);
+      id = await this.slots.take(keyId, MAX_STREAMS_PER_KEY, now);
+      if (this.slotsUnavailable) this.logger.log('Stream slots are counted across instances again');
+      this.slotsUnavailable = false;
+    } catch (error) {
+      if (!this.slotsUnavailable) this.logger.warn(`Stream slots are counted on this instance alone until the database answers: ${String(error)}`);
+      this.slotsUnavailable = true;
+      id = undefined;
+    }
+    if (id === null) {
+      leave();
+      return null;
+    }
     return {
+      id,
+      keep: leave,
       release: () => {
         if (released) return;
-        released = true;
-        const left = (this.opening.get(keyId) ?? 1) - 1;
-        if (left > 0) this.opening.set(keyId, left);
-        else this.opening.delete(keyId);
+        leave();
+        if (id) this.free(keyId, id);
       },
     };
   }
@@ -119,6 +159,7 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
       openedAt: now,
       wroteAt: now,
       etag: lastEventId ?? null,
+      slotId: slot.id,
     };
     response.writeHead(200, {
       'Content-Type': 'text/event-stream; charset=utf-8',
@@ -130,7 +171,8 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
     // Headers go out now, so a client sees the stream open even when no event is due.
     response.flushHeaders();
     this.add(stream);
-    slot.release();
+    // Counted in byKey from now on, and by its row until it ends.
+    slot.keep();
     response.once('close', () => this.remove(stream));
     if (stream.etag !== payload.etag) this.write(stream, eventOf(payload), payload.etag);
   }
@@ -141,8 +183,11 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
     for (const streams of [...this.byKey.values()]) for (const stream of [...streams]) this.end(stream);
   }
 
-  beforeApplicationShutdown(): void {
+  /** Ends every stream, then gives back this instance's slots at once, rather than when their rows expire. */
+  async beforeApplicationShutdown(): Promise<void> {
     this.closeAll();
+    await Promise.all(this.releasing.values());
+    await this.slots.releaseAll().catch((error: unknown) => this.logger.warn(`Could not release the stream slots of this instance: ${String(error)}`));
   }
 
   onApplicationShutdown(): void {
@@ -151,6 +196,12 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
 
   /** Heartbeats due and the end of streams past their lifetime, as of `now` (tests pass a later time). */
   beat(now = Date.now()): void {
+    if (now - this.renewedAt >= SLOT_RENEW_MS) {
+      this.renewedAt = now;
+      if (this.byKey.size > 0) {
+        this.slots.renew(now).catch((error: unknown) => this.logger.warn(`Could not renew the stream slots of this instance: ${String(error)}`));
+      }
+    }
     const expired = now - STREAM_LIFETIME_MS;
     const quiet = now - HEARTBEAT_MS;
     for (const streams of [...this.byKey.values()]) {
@@ -225,7 +276,22 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
     if (remove(this.byOrganization, stream.organizationId) && !this.byOrganization.has(stream.organizationId)) {
       this.generations.delete(stream.organizationId);
     }
-    if (remove(this.byKey, stream.keyId)) this.metrics?.streamConnections.dec();
+    if (remove(this.byKey, stream.keyId)) {
+      this.metrics?.streamConnections.dec();
+      // At shutdown one statement gives back every slot of this instance.
+      if (stream.slotId !== undefined && !this.closing) this.free(stream.keyId, stream.slotId);
+    }
+  }
+
+  /** Deletes a slot's row; a take for the same key on this instance waits for it. */
+  private free(keyId: string, slotId: string): void {
+    const freed = (this.releasing.get(keyId) ?? Promise.resolve())
+      .then(() => this.slots.release(slotId))
+      .catch((error: unknown) => this.logger.warn(`Could not release a stream slot (it expires by itself): ${String(error)}`))
+      .finally(() => {
+        if (this.releasing.get(keyId) === freed) this.releasing.delete(keyId);
+      });
+    this.releasing.set(keyId, freed);
   }
 }
 

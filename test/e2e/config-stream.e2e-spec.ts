@@ -326,5 +326,33 @@ describe('config change stream', () => {
         await closing.close();
       }
     });
+
+    it('refuses with 503, and gives the slot back, a stream whose shutdown began while its slot was being taken', async () => {
+      let duringTake = () => {};
+      const released: string[] = [];
+      const slots = {
+        take: async () => {
+          duringTake();
+          return 'f0a3e2c4-5b6d-4e7f-8a9b-0c1d2e3f4a5b';
+        },
+        release: async (id: string) => void released.push(id),
+        renew: () => Promise.resolve(),
+        releaseAll: () => Promise.resolve(),
+      };
+      const closing = await createTestApp({}, { overrides: [{ provide: StreamSlots, useValue: slots }] });
+      try {
+        const owner = await createOrganization(closing);
+        const hub = closing.app.get(ConfigStreamHub);
+        duringTake = () => hub.closeAll();
+        const refused = await openSse(`${closing.config.urls.publicUrl}${STREAM}`, bearer(owner.key));
+        expect(refused.status).toBe(503);
+        expect(refused.headers.get('retry-after')).toBe('1');
+        await refused.body();
+        expect(hub.size).toBe(0);
+        expect(released).toEqual(['f0a3e2c4-5b6d-4e7f-8a9b-0c1d2e3f4a5b']);
+      } finally {
+        await closing.close();
+      }
+    });
   });
 });

@@ -28,6 +28,10 @@ class TooManyStreamsError extends DomainError implements RetryAfter {
   }
 }
 
+function shuttingDown(): ServiceUnavailableException {
+  return Object.assign(new ServiceUnavailableException('This instance is shutting down; reconnect'), { retryAfterSeconds: 1 });
+}
+
 /**
  * GET /v1/flags/config/stream: server-sent events, one per change of the organization's flags (decisions.md
  * "Change stream (push)"). Servers authenticate with their bearer key; browsers, whose EventSource sends no
@@ -79,7 +83,7 @@ export class ConfigStreamController {
     if (refusal) throw refusal;
     const counted = await this.limiter.hit(principal.keyId);
     if (counted.isBlocked) throw this.limiter.rejection(counted);
-    if (this.hub.isClosing) throw Object.assign(new ServiceUnavailableException('This instance is shutting down; reconnect'), { retryAfterSeconds: 1 });
+    if (this.hub.isClosing) throw shuttingDown();
     // The slot is taken before the payload is awaited: opens racing for a key's last place cannot all pass.
     const slot = await this.hub.reserve(principal.keyId);
     if (!slot) throw new TooManyStreamsError();
@@ -89,6 +93,11 @@ export class ConfigStreamController {
     } catch (error) {
       slot.release();
       throw error;
+    }
+    // Shutdown began while the slot or the payload was awaited: the streams have been ended, and so is this one.
+    if (this.hub.isClosing) {
+      slot.release();
+      throw shuttingDown();
     }
     const lastEventId = request.headers['last-event-id'];
     this.hub.open(principal, response, payload, typeof lastEventId === 'string' ? lastEventId : undefined, slot);

@@ -4,7 +4,7 @@ import { createOrganization, TestOrganization } from '../factories/organizations
 import { uploadFile } from '../factories/storage.factory';
 import { createTestApp, TEST_ADMIN_TOKEN, TestApp } from '../support/test-app';
 import { BrowserPage, expectRefused, pixelOf, readable } from './support/browser-page';
-import { launchChromium } from './support/chromium';
+import { closeEach, launchChromium } from './support/chromium';
 import { CONTROL_COLOUR, PageServer, startPageServer } from './support/page-server';
 import { Rgb, solidPng } from './support/png';
 
@@ -34,12 +34,7 @@ describe('Flagstore from a web page on another origin (headless Chromium)', () =
     [allowed, stranger] = await Promise.all([startPageServer(), startPageServer()]);
     t = await createTestApp({ CORS_ORIGINS: allowed.origin, CONFIG_RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT) });
   });
-  afterAll(async () => {
-    // Each independently: a failing or slow app close must not leave the browser or a page server running.
-    const closed = await Promise.allSettled([browser?.close(), allowed?.close(), stranger?.close(), t?.close()]);
-    const failure = closed.find((result): result is PromiseRejectedResult => result.status === 'rejected');
-    if (failure) throw failure.reason;
-  });
+  afterAll(() => closeEach(browser, allowed, stranger, t));
   beforeEach(async () => {
     org = await createOrganization(t);
   });

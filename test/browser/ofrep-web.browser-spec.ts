@@ -2,7 +2,7 @@ import type { Browser } from 'playwright-core';
 import { api, createFlag } from '../factories/flags.factory';
 import { createOrganization, TestOrganization } from '../factories/organizations.factory';
 import { createTestApp, TestApp } from '../support/test-app';
-import { launchChromium } from './support/chromium';
+import { closeEach, launchChromium } from './support/chromium';
 import { OfrepPage, OfrepStart } from './support/ofrep-page';
 import { PageServer, startPageServer } from './support/page-server';
 
@@ -35,12 +35,7 @@ describe('OpenFeature web SDK with OFREPWebProvider, from a web page on another 
     [allowed, stranger] = await Promise.all([startPageServer(), startPageServer()]);
     t = await createTestApp({ CORS_ORIGINS: allowed.origin });
   });
-  afterAll(async () => {
-    // Each independently: a failing or slow app close must not leave the browser or a page server running.
-    const closed = await Promise.allSettled([browser?.close(), allowed?.close(), stranger?.close(), t?.close()]);
-    const failure = closed.find((result): result is PromiseRejectedResult => result.status === 'rejected');
-    if (failure) throw failure.reason;
-  });
+  afterAll(() => closeEach(browser, allowed, stranger, t));
   beforeEach(async () => {
     org = await createOrganization(t);
   });

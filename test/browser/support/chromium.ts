@@ -38,3 +38,13 @@ export async function launchChromium(): Promise<Browser> {
   }
   return chromium.launch({ executablePath, args: CHROMIUM_ARGS, headless: true, timeout: 30_000 });
 }
+
+/**
+ * Closes each of a suite's resources independently (the browser, page servers, apps): a failing or slow close
+ * must not leave the others running. The first failure is thrown once all have been tried.
+ */
+export async function closeEach(...resources: Array<{ close(): Promise<unknown> } | undefined>): Promise<void> {
+  const closed = await Promise.allSettled(resources.map((resource) => resource?.close()));
+  const failure = closed.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+  if (failure) throw failure.reason;
+}

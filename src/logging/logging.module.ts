@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Module, RequestMethod } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import pino, { Logger as PinoLogger } from 'pino';
 import type { Options } from 'pino-http';
@@ -93,14 +93,19 @@ export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
 export class RootLoggerModule {}
 
 /**
- * nestjs-pino over that one logger: Nest's Logger (start-up, migrations, the sweeper, shutdown) writes JSON
- * lines at LOG_LEVEL, bound to the request's logger inside a request. The request lines themselves come from
- * the pino-http middleware that configureApp mounts first, so that errors raised before routing are logged
- * too (`useExisting`: the module mounts no second one).
+ * nestjs-pino over that one logger: Nest's Logger (start-up, migrations, the sweeper, shutdown, a 500's stack)
+ * writes JSON lines at LOG_LEVEL. The request lines themselves come from the pino-http middleware that
+ * configureApp mounts first, so that errors raised before routing are logged too (`useExisting`: the module
+ * mounts no second one).
+ *
+ * nestjs-pino's own middleware, which would bind Nest's Logger to the request's logger, is mounted on no route
+ * (`forRoutes: []`): it runs each request in an `AsyncLocalStorage` of its own, and once one has run, Node 20
+ * propagates that store into every async resource and promise the process creates, a poll's included, for
+ * good (see README, Sizing). A line that needs its request says so itself, as the unhandled-error line does
+ * with the request id.
  */
 export const LoggingModule = LoggerModule.forRootAsync({
   imports: [RootLoggerModule],
   inject: [ROOT_LOGGER],
-  // nestjs-pino's default mount, `*`, is Express 4 syntax: Nest converts it with a warning at every start.
-  useFactory: (root: PinoLogger) => ({ pinoHttp: { logger: root }, useExisting: true as const, forRoutes: [{ path: '{*path}', method: RequestMethod.ALL }] }),
+  useFactory: (root: PinoLogger) => ({ pinoHttp: { logger: root }, useExisting: true as const, forRoutes: [] }),
 });

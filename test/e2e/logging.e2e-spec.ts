@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Writable } from 'node:stream';
 import request from 'supertest';
 import { api, createFlag } from '../factories/flags.factory';
@@ -99,6 +100,27 @@ describe('logs', () => {
     expect(capture.requests().map(({ route }) => route)).toEqual(
       expect.arrayContaining(['/v1/flags', '/v1/admin/organizations', '/v1/storage/signed-url', '/upload/:organizationId/:mediaId', '/c/:organizationId/:mediaId']),
     );
+  });
+
+  // On Node 20, each AsyncLocalStorage that has run once is propagated into every async resource and promise the
+  // process creates from then on, a poll's included. nestjs-pino's request binding would add a second one.
+  it('runs requests in one AsyncLocalStorage, the transactions\' one, and logs them all the same', async () => {
+    const run = jest.spyOn(AsyncLocalStorage.prototype, 'run');
+    try {
+      const flag = await createFlag(t, org.key, { key: 'one-store' });
+      capture.text = '';
+      await api(t, org.key).patch(`/flags/${flag.id}`).send({ name: 'Renamed again' }).expect(200);
+      await request(t.http).get('/health/live').expect(200);
+      await settle();
+      expect(run).toHaveBeenCalled();
+      expect(new Set(run.mock.contexts).size).toBe(1);
+      expect(capture.requests().map(({ route, status }) => ({ route, status }))).toEqual([
+        { route: '/v1/flags/:flagId', status: 200 },
+        { route: '/health/live', status: 200 },
+      ]);
+    } finally {
+      run.mockRestore();
+    }
   });
 
   it('logs no config poll answered 200, 304 or 429, and logs the others', async () => {

@@ -139,7 +139,7 @@ async function probe(name, url, fixture) {
 }
 
 /** Starts bench/bare-server.js (pinned like the service) serving the fixture. */
-function startBareServer({ fixture, tmpDir, pin }) {
+function startBareServer({ fixture, tmpDir, pin, startTimeoutMs = 10_000 }) {
   const payloadFile = join(tmpDir, 'config-payload.json');
   const configFile = join(tmpDir, 'bare-server.json');
   writeFileSync(payloadFile, fixture.payload);
@@ -157,7 +157,7 @@ function startBareServer({ fixture, tmpDir, pin }) {
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let output = '';
-    const timer = setTimeout(() => reject(new Error('the bare server did not start within 10 s')), 10_000);
+    const timer = setTimeout(() => reject(new Error(`the bare server did not start within ${startTimeoutMs / 1000} s`)), startTimeoutMs);
     child.once('exit', (code) => reject(new Error(`the bare server exited with ${code}`)));
     child.stdout.on('data', (chunk) => {
       output += chunk;

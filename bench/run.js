@@ -8,7 +8,9 @@
  * The load comes from `wrk` when it is on PATH, else from autocannon (the report says which).
  *
  * Environment:
- *   BENCH_ONLY       `config` (the poll, both deployments), `config:memory`, `config:redis`, `storage` or `streams`
+ *   BENCH_ONLY       `config` (the poll, both deployments), `config:memory`, `config:redis`, `instructions` (the
+ *                    poll's 304 counted in instructions under valgrind's callgrind, service and bare), `storage`
+ *                    or `streams`
  *   BENCH_CPU_PROF   a directory: each service started writes a V8 CPU profile there when it stops
  *   DATABASE_URL     use that PostgreSQL instead of an embedded one in a temporary DATA_DIR
  *   BENCH_DURATION   seconds of measured load per server and path (default 10)
@@ -28,6 +30,7 @@ const { connect } = require('node:net');
 const { runConfigPollBench, formatConfigPollReport, formatVerdicts, loadTool, DEPLOYMENT_TITLES } = require('./config-poll');
 const { runStorageBench } = require('./storage');
 const { runStreamsBench, formatStreamsReport, planOpenFiles, DEFAULT_STREAMS } = require('./streams');
+const { callgrindAvailable, runInstructionsBench, formatInstructionsReport } = require('./instructions');
 // `npm run bench` builds first, so the service's own helper is there to share.
 const { freePort } = require('../dist/common/free-port');
 
@@ -222,7 +225,7 @@ async function startService({ name, pin, tmpDir, redisUrl, prefix = [] }) {
   return service;
 }
 
-const ONLY = ['config', 'config:memory', 'config:redis', 'storage', 'streams'];
+const ONLY = ['config', 'config:memory', 'config:redis', 'instructions', 'storage', 'streams'];
 
 async function main() {
   const duration = positiveNumber('BENCH_DURATION', 10);
@@ -312,6 +315,31 @@ async function main() {
       }
     }
     if (deployments.length > 0) process.stdout.write(`${formatVerdicts(summaries, deployments, tool)}\n\n`);
+
+    if (only === undefined || only === 'instructions') {
+      process.stdout.write('== Config poll in instructions (valgrind callgrind, event-loop thread, 304 path, in memory) ==\n');
+      if (!callgrindAvailable()) {
+        process.stdout.write('skipped: valgrind is not installed (`apt-get install valgrind`)\n\n');
+      } else {
+        try {
+          const result = await runInstructionsBench({
+            startService: async (options) => {
+              const service = await startService(options);
+              running.add(service);
+              return { ...service, stop: () => service.stop().finally(() => running.delete(service)) };
+            },
+            tmpDir,
+            pin,
+            tool,
+            log,
+          });
+          measured = true;
+          process.stdout.write(`${formatInstructionsReport(result)}\n\n`);
+        } catch (error) {
+          process.stdout.write(`\n!!! INSTRUCTIONS BENCHMARK FAILED: ${error.stack || error.message}\n\n`);
+        }
+      }
+    }
 
     if (only === undefined || only === 'storage') {
       let service = null;

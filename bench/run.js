@@ -2,7 +2,8 @@
 /**
  * `npm run bench` (after the build): the config-poll benchmark against a bare node:http baseline, for two
  * deployments in turn (the service in memory, then with REDIS_URL pointing at a redis-server of the bench's
- * own), then the storage benchmark, then the change-stream benchmark (bench/streams.js: 5,000 idle streams
+ * own), then the 304 poll counted in instructions under callgrind where valgrind is installed
+ * (bench/instructions.js), then the storage benchmark, then the change-stream benchmark (bench/streams.js: 5,000 idle streams
  * on one instance, one change pushed to all of them, the poll beside them). Every service, PostgreSQL,
  * Redis and stream client it starts is stopped by PID.
  * The load comes from `wrk` when it is on PATH, else from autocannon (the report says which).

@@ -5,7 +5,6 @@ import { HttpException, Logger, LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ClassConstructor, plainToInstance } from 'class-transformer';
 import { isUUID, validate } from 'class-validator';
-import { ClsService } from 'nestjs-cls';
 import { AppModule } from './app.module';
 import { DomainError } from './common/domain-error';
 import { codeForStatus } from './common/filters/error-body';
@@ -190,9 +189,8 @@ async function main(argv: string[]): Promise<number> {
         abortOnError: false,
       });
       try {
-        // Each call gets its own context, as an HTTP request does, so transactions behave identically.
-        const service = app.get(OrganizationsService);
-        result = await app.get(ClsService).run(() => call(service));
+        // The service opens its transactions itself, exactly as for an HTTP request.
+        result = await call(app.get(OrganizationsService));
       } finally {
         await app.close();
       }

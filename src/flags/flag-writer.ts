@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { TransactionHost } from '@nestjs-cls/transactional';
-import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { AuditActor } from '../audit/audit-entry';
 import { AuditRepository } from '../audit/audit.repository';
 import { InvalidationBus } from '../common/invalidation-bus';
+import { Transactions } from '../database/transactions';
 import { FlagChange } from './flag.model';
 
 /** What a flag-changing service method answers: its result, and the change it made (null when none). */
@@ -23,20 +22,20 @@ export class FlagWrite<T> {
 @Injectable()
 export class FlagWriter {
   constructor(
-    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly transactions: Transactions,
     private readonly audit: AuditRepository,
     private readonly bus: InvalidationBus,
   ) {}
 
   async write<T>(actor: AuditActor, write: () => Promise<FlagWrite<T>>): Promise<T> {
-    const { result, change } = await this.txHost.withTransaction(() => this.record(actor, write));
+    const { result, change } = await this.transactions.run(() => this.record(actor, write));
     if (change) this.announce(change);
     return result;
   }
 
   /** The write and its audit entry, in the caller's transaction; the caller announces the change once it commits. */
   async record<T>(actor: AuditActor, write: () => Promise<FlagWrite<T>>): Promise<FlagWrite<T>> {
-    if (!this.txHost.isTransactionActive()) throw new Error('FlagWriter.record must run inside a transaction');
+    if (!this.transactions.active) throw new Error('FlagWriter.record must run inside a transaction');
     const outcome = await write();
     if (!(outcome instanceof FlagWrite)) throw new Error('A flag write must answer a FlagWrite');
     if (outcome.change) await this.audit.append({ ...outcome.change, ...actor });

@@ -1,9 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { TransactionHost } from '@nestjs-cls/transactional';
-import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { generateApiKey, hashApiKey } from '../auth/api-key';
 import { InvalidationBus } from '../common/invalidation-bus';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { Transactions } from '../database/transactions';
 import {
   CreateApiKeyDto,
   CreatedApiKeyDto,
@@ -21,7 +20,7 @@ import { OrganizationsRepository } from './organizations.repository';
 export class OrganizationsService {
   constructor(
     private readonly organizations: OrganizationsRepository,
-    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly transactions: Transactions,
     private readonly bus: InvalidationBus,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -38,7 +37,7 @@ export class OrganizationsService {
   }
 
   async createApiKey(organizationId: string, dto: CreateApiKeyDto): Promise<CreatedApiKeyDto> {
-    return this.txHost.withTransaction(async () => {
+    return this.transactions.run(async () => {
       await this.lockExistingOrganization(organizationId);
       const key = generateApiKey();
       const apiKey = await this.organizations.createApiKey(organizationId, dto.name, hashApiKey(key), dto.permissions);
@@ -55,14 +54,14 @@ export class OrganizationsService {
 
   /** Subscription changes move the allowance, so they take the organization lock like flag writes do. */
   async createSubscription(organizationId: string, dto: CreateSubscriptionDto): Promise<SubscriptionDto> {
-    return this.txHost.withTransaction(async () => {
+    return this.transactions.run(async () => {
       await this.lockExistingOrganization(organizationId);
       return SubscriptionDto.from(await this.organizations.createSubscription(organizationId, dto.plan));
     });
   }
 
   async cancelSubscription(organizationId: string, subscriptionId: string): Promise<void> {
-    return this.txHost.withTransaction(async () => {
+    return this.transactions.run(async () => {
       await this.lockExistingOrganization(organizationId);
       if (!(await this.organizations.cancelSubscription(organizationId, subscriptionId))) {
         throw OrganizationsErrors.subscriptionNotFound(subscriptionId);

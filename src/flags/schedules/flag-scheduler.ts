@@ -1,9 +1,8 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { TransactionHost } from '@nestjs-cls/transactional';
-import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { AuditActor } from '../../audit/audit-entry';
 import { CLOCK, Clock } from '../../common/clock';
 import { DomainError } from '../../common/domain-error';
+import { Transactions } from '../../database/transactions';
 import { FlagChange } from '../flag.model';
 import { FlagWriter } from '../flag-writer';
 import { FlagsService } from '../flags.service';
@@ -51,7 +50,7 @@ export class FlagScheduler implements OnApplicationBootstrap, OnApplicationShutd
   private readAt = 0;
 
   constructor(
-    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly transactions: Transactions,
     private readonly schedules: FlagSchedulesRepository,
     private readonly flags: FlagsService,
     private readonly writer: FlagWriter,
@@ -115,7 +114,7 @@ export class FlagScheduler implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   private async applyNext(now: Date): Promise<ScheduleOutcome | null> {
-    const applied = await this.txHost.withTransaction(async () => {
+    const applied = await this.transactions.run(async () => {
       const schedule = await this.schedules.claimDue(now);
       if (!schedule) return null;
       try {

@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { TransactionHost } from '@nestjs-cls/transactional';
-import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { Transactions } from '../../database/transactions';
 import { AllocationUsage, StorageErrors } from '../storage.errors';
 import { StorageRepository } from './storage.repository';
 
@@ -21,7 +20,7 @@ import { StorageRepository } from './storage.repository';
 export class StorageAllocation {
   constructor(
     private readonly repository: StorageRepository,
-    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly transactions: Transactions,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -35,7 +34,7 @@ export class StorageAllocation {
    */
   async withinAllocation<T>(organizationId: string, bytes: number, write: () => Promise<T>): Promise<T> {
     if (!this.enforced) return write();
-    return this.txHost.withTransaction(async () => {
+    return this.transactions.run(async () => {
       const allocation = await this.repository.lockAllocation(organizationId);
       if (allocation === null) throw StorageErrors.organizationNotFound(organizationId);
       const reserved = await this.repository.reservedBytes(organizationId, new Date());

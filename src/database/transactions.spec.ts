@@ -1,15 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { propagatesContext } from '../../test/support/async-context';
 import { TransactionContextGate } from './transactions';
-
-/**
- * Whether `storage` copies its context into the async resources created now: on Node 20 an enabled storage
- * gives every new resource (a promise here) an own property under its `kResourceStore` symbol.
- */
-function propagates(storage: AsyncLocalStorage<unknown>): boolean {
-  const symbol = (storage as unknown as { kResourceStore?: symbol }).kResourceStore;
-  const resource = Promise.resolve();
-  return symbol !== undefined && Object.getOwnPropertySymbols(resource).includes(symbol);
-}
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -20,10 +11,10 @@ describe('TransactionContextGate', () => {
   it('switches off a storage that was entered before it (as nestjs-cls does when it is imported)', () => {
     storage = new AsyncLocalStorage<string>();
     storage.enterWith('import-time');
-    expect(propagates(storage)).toBe(true);
+    expect(propagatesContext(storage)).toBe(true);
     new TransactionContextGate(storage);
     expect(storage.getStore()).toBeUndefined();
-    expect(propagates(storage)).toBe(false);
+    expect(propagatesContext(storage)).toBe(false);
   });
 
   it('keeps the storage on while any run is unsettled, and switches it off after the last one', async () => {
@@ -48,13 +39,13 @@ describe('TransactionContextGate', () => {
     );
     await expect(second).resolves.toBe('second');
     expect(gate.closed).toBe(false);
-    expect(propagates(storage)).toBe(true);
+    expect(propagatesContext(storage)).toBe(true);
     releaseFirst();
     // The first run reads its own context after the second one ended: the gate did not switch it off.
     await expect(first).resolves.toBe('first');
     expect(seen).toEqual(['second']);
     expect(gate.closed).toBe(true);
-    expect(propagates(storage)).toBe(false);
+    expect(propagatesContext(storage)).toBe(false);
   });
 
   it('switches the storage off after a run that fails, and passes the failure on', async () => {
@@ -68,6 +59,6 @@ describe('TransactionContextGate', () => {
     );
     await expect(failing).rejects.toThrow('rolled back');
     expect(gate.closed).toBe(true);
-    expect(propagates(storage)).toBe(false);
+    expect(propagatesContext(storage)).toBe(false);
   });
 });

@@ -39,12 +39,16 @@ export class TransactionContextGate {
   }
 }
 
+/** nestjs-cls's one storage, which carries transactions; it keeps it private, in the global ClsService. */
+export function transactionStorage(): AsyncLocalStorage<unknown> {
+  return (ClsServiceManager.getClsService() as unknown as { als: AsyncLocalStorage<unknown> }).als;
+}
+
 let gate: TransactionContextGate | undefined;
 
-/** The process's one gate, over nestjs-cls's one storage (shared by every Nest application in the process). */
+/** The process's one gate, over that storage (shared by every Nest application in the process). */
 export function transactionContextGate(): TransactionContextGate {
-  // nestjs-cls keeps its storage private; the global ClsService is the only place it lives.
-  gate ??= new TransactionContextGate((ClsServiceManager.getClsService() as unknown as { als: AsyncLocalStorage<unknown> }).als);
+  gate ??= new TransactionContextGate(transactionStorage());
   return gate;
 }
 

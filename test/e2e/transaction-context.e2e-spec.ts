@@ -1,24 +1,9 @@
-import type { AsyncLocalStorage } from 'node:async_hooks';
 import request from 'supertest';
-import { ClsServiceManager } from 'nestjs-cls';
+import { transactionStorage } from '../../src/database/transactions';
 import { api, createFlag } from '../factories/flags.factory';
 import { admin, bearer, createOrganization, subscribe, TestOrganization } from '../factories/organizations.factory';
+import { propagatesContext } from '../support/async-context';
 import { createTestApp, TestApp } from '../support/test-app';
-
-/** nestjs-cls's storage: the one that carries transactions. */
-const clsStorage = () => (ClsServiceManager.getClsService() as unknown as { als: AsyncLocalStorage<unknown> }).als;
-
-/**
- * Whether the transaction storage copies its context into async resources created now (on Node 20 an enabled
- * storage gives each new resource, a promise or a timer, an own property under its `kResourceStore` symbol):
- * the cost that every config poll would pay.
- */
-function contextPropagates(): boolean {
-  const symbol = (clsStorage() as unknown as { kResourceStore?: symbol }).kResourceStore;
-  const timer = setTimeout(() => undefined, 0);
-  clearTimeout(timer);
-  return symbol !== undefined && [Promise.resolve(), timer].some((resource) => Object.getOwnPropertySymbols(resource).includes(symbol));
-}
 
 describe('the transaction context', () => {
   let t: TestApp;
@@ -48,6 +33,6 @@ describe('the transaction context', () => {
     await request(t.http).get('/v1/flags/config').set(bearer(org.key)).expect(200);
     await request(t.http).get('/v1/flags').set(bearer(org.key)).expect(200);
 
-    expect(contextPropagates()).toBe(false);
+    expect(propagatesContext(transactionStorage())).toBe(false);
   });
 });

@@ -14,6 +14,7 @@ import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { OrganizationsModule } from './organizations/organizations.module';
 import { QuotaModule } from './quota/quota.module';
+import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { StorageModule } from './storage/storage.module';
 
 @Module({})
@@ -27,6 +28,7 @@ export class AppModule {
         DatabaseModule.forRoot(databaseUrl),
         RedisModule,
         InvalidationBusModule,
+        RateLimitModule,
         OrganizationsModule,
         AuthModule,
         // Routes register in module order: /flags/quota and /flags/config must come before FlagsModule's

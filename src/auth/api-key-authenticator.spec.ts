@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidationBus } from '../common/invalidation-bus';
 import { loadConfig } from '../config/app-config';
 import { buildConfigPayload } from '../flag-config/config-payload';
-import { ConfigRateLimiter } from '../flag-config/config-rate-limiter';
+import { RateLimiter } from '../rate-limit/rate-limiter';
 import { FlagConfigCache } from '../flag-config/flag-config.cache';
 import { FlagConfigPoll } from '../flag-config/flag-config-poll';
 import { OrganizationsRepository } from '../organizations/organizations.repository';
@@ -283,7 +283,7 @@ describe('ApiKeyAuthenticator', () => {
 
   it('refuses on the next poll a key revoked while the lean path served it from its raw header', async () => {
     const { authenticator, bus, lookups, row, release } = setup();
-    const limiter = { hit: () => ({ totalHits: 1, timeToExpire: 60, isBlocked: false, timeToBlockExpire: 0 }) } as unknown as ConfigRateLimiter;
+    const limiter = { hit: () => ({ totalHits: 1, timeToExpire: 60, isBlocked: false, timeToBlockExpire: 0 }) } as unknown as RateLimiter;
     const payload = buildConfigPayload([]);
     const cache = { get: () => payload } as unknown as FlagConfigCache;
     const config = loadConfig({});

@@ -13,7 +13,6 @@ import { AuthenticatedRequest, Principal } from './principal';
 
 export const PERMISSION_KEY = 'auth:permission';
 export const ACCESS_KEY = 'auth:access';
-export const OWN_RATE_LIMIT_KEY = 'auth:own-rate-limit';
 export const API_KEY_HEADER_KEY = 'auth:api-key-header';
 export type Access = 'public' | 'admin';
 
@@ -29,7 +28,7 @@ export interface AuthErrorDocs {
   unauthorized?: string;
   /** When the route refuses more than a missing permission with 403 (a locked flag, say). */
   forbidden?: string;
-  /** When the route has a rate limit of its own (see OwnRateLimit). */
+  /** When the route counts against a budget of its own (see RateLimit). */
   rateLimited?: string;
 }
 
@@ -55,9 +54,6 @@ export function RequirePermission(permission: Permission, docs: AuthErrorDocs = 
     }),
   );
 }
-
-/** The route counts against a budget of its own instead of API_RATE_LIMIT_PER_MINUTE (the config poll). */
-export const OwnRateLimit = () => SetMetadata(OWN_RATE_LIMIT_KEY, true);
 
 /** The route also takes the key as `X-API-Key: <key>` (OFREP's alternative to the bearer header). */
 export function AcceptsApiKeyHeader() {

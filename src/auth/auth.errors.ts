@@ -1,5 +1,5 @@
 import { ForbiddenException, UnauthorizedException } from '@nestjs/common';
-import { RateLimitedError } from '../common/rate-limited.error';
+import { RateLimitedError } from '../rate-limit/rate-limited.error';
 import { Permission } from '../organizations/permission';
 import { Principal } from './principal';
 

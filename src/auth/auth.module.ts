@@ -1,22 +1,21 @@
 import { Global, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { ConfigRateLimitModule } from '../flag-config/config-rate-limiter';
 import { OrganizationsModule } from '../organizations/organizations.module';
-import { ApiRateLimitGuard } from './api-rate-limit.guard';
+import { RateLimitGuard } from '../rate-limit/rate-limit.guard';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
 import { AuthFailureLimiter } from './auth-failure-limiter';
 import { AuthGuard, PermissionGuard } from './auth.guard';
 
 @Global()
 @Module({
-  imports: [OrganizationsModule, ConfigRateLimitModule],
+  imports: [OrganizationsModule],
   providers: [
     ApiKeyAuthenticator,
     AuthFailureLimiter,
     { provide: APP_GUARD, useClass: AuthGuard },
     { provide: APP_GUARD, useClass: PermissionGuard },
     // Guards run in the order they are provided: authenticated, allowed, then counted.
-    { provide: APP_GUARD, useClass: ApiRateLimitGuard },
+    { provide: APP_GUARD, useClass: RateLimitGuard },
   ],
   exports: [ApiKeyAuthenticator, AuthFailureLimiter],
 })

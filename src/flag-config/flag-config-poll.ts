@@ -12,8 +12,8 @@ import { Metrics, PollCounts } from '../metrics/metrics';
 import { Permission } from '../organizations/permission';
 import { ifNoneMatchMatches } from '../common/etag';
 import { CONFIG_CACHE_CONTROL, ConfigPayload } from './config-payload';
-import { ConfigRateLimiter } from './config-rate-limiter';
-import { ThrottlerStorageRecord } from './config-throttler.storage';
+import { RateLimitBudget, RateLimiter } from '../rate-limit/rate-limiter';
+import { ThrottlerStorageRecord } from '../rate-limit/rate-limit.store';
 import { FlagConfigCache } from './flag-config.cache';
 
 export const CONFIG_POLL_PATH = '/v1/flags/config';
@@ -36,7 +36,7 @@ export class FlagConfigPoll {
   constructor(
     private readonly authenticator: ApiKeyAuthenticator,
     private readonly failures: AuthFailureLimiter,
-    private readonly limiter: ConfigRateLimiter,
+    private readonly limiter: RateLimiter,
     private readonly cache: FlagConfigCache,
     @Inject(APP_CONFIG) config: AppConfig,
     @Optional() metrics?: Metrics,
@@ -77,7 +77,7 @@ export class FlagConfigPoll {
   private authorised(principal: Principal, request: IncomingMessage, response: ServerResponse): void {
     const refusal = permissionRefusal(principal, CONFIG_POLL_PERMISSION);
     if (refusal) return writeApiError(response, refusal);
-    const counted = this.limiter.hit(principal.keyId);
+    const counted = this.limiter.hit(RateLimitBudget.CONFIG, principal.keyId);
     if (!(counted instanceof Promise)) return this.counted(counted, principal, request, response);
     counted.then(
       (record) => this.counted(record, principal, request, response),
@@ -88,7 +88,7 @@ export class FlagConfigPoll {
   private counted(record: ThrottlerStorageRecord, principal: Principal, request: IncomingMessage, response: ServerResponse): void {
     if (record.isBlocked) {
       this.polls.limited += 1;
-      return writeApiError(response, this.limiter.rejection(record));
+      return writeApiError(response, this.limiter.rejection(RateLimitBudget.CONFIG, record));
     }
     this.respond(principal, request, response);
   }

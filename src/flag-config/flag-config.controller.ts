@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { Controller, Get, Req, Res, UseGuards } from '@nestjs/common';
+import { Controller, Get, Req, Res } from '@nestjs/common';
 import {
   ApiHeader,
   ApiNotModifiedResponse,
@@ -8,10 +8,11 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { CurrentPrincipal, OwnRateLimit, RequirePermission } from '../auth/auth.decorators';
+import { CurrentPrincipal, RequirePermission } from '../auth/auth.decorators';
 import { Principal } from '../auth/principal';
 import { CONFIG_CACHE_CONTROL } from './config-payload';
-import { ConfigThrottlerGuard } from './config-rate-limiter';
+import { RateLimit } from '../rate-limit/rate-limit.guard';
+import { RateLimitBudget } from '../rate-limit/rate-limiter';
 import { ConfigPayloadDto } from './dto/config-payload.dto';
 import { CONFIG_POLL_PERMISSION, FlagConfigPoll } from './flag-config-poll';
 
@@ -35,8 +36,7 @@ export class FlagConfigController {
     rateLimited:
       'RATE_LIMITED: more than CONFIG_RATE_LIMIT_PER_MINUTE polls a minute with this key, or more than AUTH_FAILURES_PER_MINUTE requests without a valid key from this address',
   })
-  @OwnRateLimit()
-  @UseGuards(ConfigThrottlerGuard)
+  @RateLimit(RateLimitBudget.CONFIG)
   @ApiOperation({
     summary: 'The config payload servers poll: every non-archived flag, ordered by key',
     description:

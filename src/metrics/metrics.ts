@@ -1,10 +1,9 @@
 import { Injectable, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
-import { getDataSourceToken } from '@nestjs/typeorm';
+import { InjectDataSource } from '@nestjs/typeorm';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
-import { ConfigThrottlerStorage } from '../flag-config/config-throttler.storage';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 
 /**
  * The config poll's outcomes as plain counts, read into `flagstore_config_polls_total` at scrape time: a poll
@@ -19,7 +18,8 @@ export class PollCounts {
 /**
  * The service's Prometheus series, in a registry of this application's own (several apps in one process, as
  * in the tests, do not share series): the default process metrics, and the series decisions.md lists.
- * Values held elsewhere (the database pool, the rate limiter's fallback counts) are read at scrape time.
+ * Values held elsewhere are read at scrape time: the database pool here; other modules register their own
+ * collectors in `registry` (the rate limiter its Redis fallback counts).
  */
 @Injectable()
 export class Metrics implements OnModuleInit, OnApplicationShutdown {
@@ -75,7 +75,7 @@ export class Metrics implements OnModuleInit, OnApplicationShutdown {
     registers: [this.registry],
   });
 
-  constructor(@Optional() private readonly moduleRef?: ModuleRef) {
+  constructor(@Optional() @InjectDataSource() private readonly dataSource?: DataSource) {
     const metrics = this;
     new Gauge({
       name: 'flagstore_db_pool_connections',
@@ -90,28 +90,6 @@ export class Metrics implements OnModuleInit, OnApplicationShutdown {
         this.set({ state: 'waiting' }, pool.waitingCount);
       },
     });
-    new Counter({
-      name: 'flagstore_rate_limit_fallback_hits_total',
-      help: 'Config polls counted on this instance alone because the shared limiter store (Redis) was unavailable',
-      registers: [this.registry],
-      collect() {
-        const limiter = metrics.limiter();
-        if (!limiter) return;
-        this.reset();
-        this.inc(limiter.fallbackHits);
-      },
-    });
-    new Counter({
-      name: 'flagstore_rate_limit_store_outages_total',
-      help: 'Times the shared limiter store (Redis) became unavailable',
-      registers: [this.registry],
-      collect() {
-        const limiter = metrics.limiter();
-        if (!limiter) return;
-        this.reset();
-        this.inc(limiter.outages);
-      },
-    });
   }
 
   onModuleInit(): void {
@@ -122,21 +100,9 @@ export class Metrics implements OnModuleInit, OnApplicationShutdown {
     this.registry.clear();
   }
 
+  /** The pg pool behind the data source (PostgresDriver's `master`, a public field). */
   private pool(): Pool | undefined {
-    const dataSource = this.find<DataSource>(getDataSourceToken());
-    return (dataSource?.driver as { master?: Pool } | undefined)?.master;
-  }
-
-  private limiter(): ConfigThrottlerStorage['limiter'] | undefined {
-    return this.find(ConfigThrottlerStorage)?.limiter;
-  }
-
-  private find<T>(token: string | symbol | (abstract new (...args: never[]) => T) | object): T | undefined {
-    try {
-      return this.moduleRef?.get(token as string, { strict: false }) as T | undefined;
-    } catch {
-      return undefined;
-    }
+    return (this.dataSource?.driver as PostgresDriver | undefined)?.master as Pool | undefined;
   }
 }
 

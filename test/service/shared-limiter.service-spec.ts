@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import * as fc from 'fast-check';
 import Redis from 'ioredis';
-import { RedisLeaseStore, sliceSize } from '../../src/flag-config/lease-store';
+import { RedisLeaseStore, sliceSize } from '../../src/rate-limit/lease-store';
 import {
   accountWindows,
   limiterViolations,
@@ -11,7 +11,7 @@ import {
   SimulationPlan,
   tightPlanArbitrary,
 } from '../support/limiter-simulation';
-import { SharedLimiter, ThrottlerStorageRecord } from '../../src/flag-config/shared-limiter';
+import { SharedLimiter, ThrottlerStorageRecord } from '../../src/rate-limit/shared-limiter';
 import { eventually } from '../support/eventually';
 import { describeWithBinaries, redisServerBinary } from '../support/servers/binaries';
 import { RedisServer, startRedisServer } from '../support/servers/redis-server';

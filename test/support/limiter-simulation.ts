@@ -1,5 +1,5 @@
 import type * as FastCheck from 'fast-check';
-import type { SharedLimiter } from '../../src/flag-config/shared-limiter';
+import type { SharedLimiter } from '../../src/rate-limit/shared-limiter';
 
 /**
  * A deterministic run of several SharedLimiter instances on one store with one injected clock, and an

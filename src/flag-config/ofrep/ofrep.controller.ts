@@ -1,13 +1,14 @@
 import type { ServerResponse } from 'node:http';
-import { Body, Controller, HttpCode, HttpStatus, Inject, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
+import { Body, Controller, HttpCode, HttpStatus, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiNotFoundResponse, ApiNotModifiedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags, ApiBadRequestResponse } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { AcceptsApiKeyHeader, CurrentPrincipal, OwnRateLimit, RequirePermission } from '../../auth/auth.decorators';
+import { AcceptsApiKeyHeader, CurrentPrincipal, RequirePermission } from '../../auth/auth.decorators';
 import { Principal } from '../../auth/principal';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { Permission } from '../../organizations/permission';
 import { CONFIG_CACHE_CONTROL, ConfigPayload } from '../config-payload';
-import { ConfigThrottlerGuard } from '../config-rate-limiter';
+import { RateLimit } from '../../rate-limit/rate-limit.guard';
+import { RateLimitBudget } from '../../rate-limit/rate-limiter';
 import { isNotModified } from '../flag-config-poll';
 import { FlagConfigCache } from '../flag-config.cache';
 import { CONFIG_STREAM_PATH } from '../stream/config-stream.controller';
@@ -44,8 +45,7 @@ export class OfrepController {
   @HttpCode(HttpStatus.OK)
   @RequirePermission(Permission.FLAGS_READ, { type: OfrepErrorDto, rateLimited: RATE_LIMITED })
   @AcceptsApiKeyHeader()
-  @OwnRateLimit()
-  @UseGuards(ConfigThrottlerGuard)
+  @RateLimit(RateLimitBudget.CONFIG)
   @ApiOperation({
     summary: 'OFREP bulk evaluation: every flag of the config payload',
     description:
@@ -81,8 +81,7 @@ export class OfrepController {
   @HttpCode(HttpStatus.OK)
   @RequirePermission(Permission.FLAGS_READ, { type: OfrepErrorDto, rateLimited: RATE_LIMITED })
   @AcceptsApiKeyHeader()
-  @OwnRateLimit()
-  @UseGuards(ConfigThrottlerGuard)
+  @RateLimit(RateLimitBudget.CONFIG)
   @ApiOperation({ summary: 'OFREP single evaluation: one flag of the config payload' })
   @ApiParam({ name: 'key', description: "The flag's key" })
   @ApiBody({ type: OfrepEvaluationRequestDto })

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { Controller, Get, HttpStatus, Inject, NotFoundException, Query, Req, Res, ServiceUnavailableException, UnauthorizedException } from '@nestjs/common';
+import { Controller, Get, Inject, NotFoundException, Query, Req, Res, ServiceUnavailableException, UnauthorizedException } from '@nestjs/common';
 import { ApiBearerAuth, ApiForbiddenResponse, ApiNotFoundResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiQuery, ApiTags, ApiTooManyRequestsResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { ApiKeyAuthenticator } from '../../auth/api-key-authenticator';
@@ -8,11 +8,10 @@ import { API_KEY_SECURITY, Public } from '../../auth/auth.decorators';
 import { permissionRefusal } from '../../auth/auth.errors';
 import { authenticateOrCount, countedAuthentication } from '../../auth/auth.guard';
 import { AuthenticatedRequest, Principal } from '../../auth/principal';
-import { DomainError } from '../../common/domain-error';
 import { ApiErrorDto } from '../../common/dto/api-error.dto';
-import { RetryAfter } from '../../common/filters/api-exception.filter';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { ConfigRateLimiter } from '../config-rate-limiter';
+import { RateLimitedError } from '../../rate-limit/rate-limited.error';
+import { RateLimitBudget, RateLimiter } from '../../rate-limit/rate-limiter';
 import { CONFIG_POLL_PERMISSION } from '../flag-config-poll';
 import { FlagConfigCache } from '../flag-config.cache';
 import { ConfigStreamHub, MAX_STREAMS_PER_KEY } from './config-stream.hub';
@@ -21,11 +20,8 @@ import { STREAM_TOKENS, StreamTokens } from './stream-token';
 export const CONFIG_STREAM_PATH = '/v1/flags/config/stream';
 const RETRY_AFTER = { 'Retry-After': { description: 'Seconds until the request may be sent again', schema: { type: 'integer' } } };
 
-class TooManyStreamsError extends DomainError implements RetryAfter {
-  readonly retryAfterSeconds = 60;
-  constructor() {
-    super(HttpStatus.TOO_MANY_REQUESTS, 'RATE_LIMITED', `This key already holds ${MAX_STREAMS_PER_KEY} open streams; close one first`);
-  }
+function tooManyStreams(): RateLimitedError {
+  return new RateLimitedError(`This key already holds ${MAX_STREAMS_PER_KEY} open streams; close one first`, 60);
 }
 
 function shuttingDown(): ServiceUnavailableException {
@@ -44,7 +40,7 @@ export class ConfigStreamController {
   constructor(
     private readonly hub: ConfigStreamHub,
     private readonly cache: FlagConfigCache,
-    private readonly limiter: ConfigRateLimiter,
+    private readonly limiter: RateLimiter,
     private readonly authenticator: ApiKeyAuthenticator,
     private readonly failures: AuthFailureLimiter,
     @Inject(STREAM_TOKENS) private readonly tokens: StreamTokens,
@@ -81,12 +77,11 @@ export class ConfigStreamController {
     (request as AuthenticatedRequest).principal = principal; // for the request's log line
     const refusal = permissionRefusal(principal, CONFIG_POLL_PERMISSION);
     if (refusal) throw refusal;
-    const counted = await this.limiter.hit(principal.keyId);
-    if (counted.isBlocked) throw this.limiter.rejection(counted);
+    await this.limiter.take(RateLimitBudget.CONFIG, principal.keyId);
     if (this.hub.isClosing) throw shuttingDown();
     // The slot is taken before the payload is awaited: opens racing for a key's last place cannot all pass.
     const slot = await this.hub.reserve(principal.keyId);
-    if (!slot) throw new TooManyStreamsError();
+    if (!slot) throw tooManyStreams();
     let payload;
     try {
       payload = await this.cache.get(principal.organizationId);

@@ -1,4 +1,5 @@
 import type { ThrottlerStorage } from '@nestjs/throttler';
+import { FixedWindowCounter, secondsUntil } from './fixed-window';
 import { Lease, LeaseStore } from './lease-store';
 
 export type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
@@ -42,11 +43,6 @@ interface KeyState {
   waiters: Waiter[];
 }
 
-interface LocalWindow {
-  hits: number;
-  resetsAt: number;
-}
-
 /** Below this slice size nothing is fetched ahead: near the end of a budget every token taken may be lost. */
 const PREFETCH_MIN_GRANT = 8;
 
@@ -79,7 +75,7 @@ export class SharedLimiter {
   private readonly leaseTimeoutMs: number;
   private readonly probeIntervalMs: number;
   private readonly keys = new Map<string, KeyState>();
-  private readonly local = new Map<string, LocalWindow>();
+  private readonly local: FixedWindowCounter;
   private down = false;
   private probing = false;
   private nextProbeAt = 0;
@@ -91,6 +87,7 @@ export class SharedLimiter {
     this.logger = options.logger;
     this.leaseTimeoutMs = options.leaseTimeoutMs ?? 500;
     this.probeIntervalMs = options.probeIntervalMs ?? 1_000;
+    this.local = new FixedWindowCounter(this.windowMs);
   }
 
   get shared(): boolean {
@@ -136,17 +133,12 @@ export class SharedLimiter {
     for (const [key, state] of this.keys) {
       if (!state.leasing && state.waiters.length === 0 && state.resetsAt <= now && now - state.since >= this.windowMs) this.keys.delete(key);
     }
-    for (const [key, window] of this.local) if (window.resetsAt <= now) this.local.delete(key);
+    this.local.sweep(now);
   }
 
   /** In-memory fixed window: the limiter without a store, and every key while the store is unavailable. */
   private countLocally(key: string, limit: number, now: number): ThrottlerStorageRecord {
-    let window = this.local.get(key);
-    if (window === undefined || window.resetsAt <= now) {
-      window = { hits: 0, resetsAt: now + this.windowMs };
-      this.local.set(key, window);
-    }
-    window.hits += 1;
+    const window = this.local.hit(key, now);
     if (this.store !== undefined) this.fallbackHits += 1;
     return window.hits > limit ? rejected(limit, window.resetsAt, now) : admitted(window.hits, window.resetsAt, now);
   }
@@ -283,10 +275,6 @@ export class SharedLimiter {
       );
     });
   }
-}
-
-function secondsUntil(resetsAt: number, now: number): number {
-  return Math.max(1, Math.ceil((resetsAt - now) / 1000));
 }
 
 function admitted(hits: number, resetsAt: number, now: number): ThrottlerStorageRecord {

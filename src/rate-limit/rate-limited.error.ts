@@ -1,8 +1,8 @@
 import { HttpStatus } from '@nestjs/common';
-import { DomainError } from './domain-error';
-import { RetryAfter } from './filters/api-exception.filter';
+import { DomainError } from '../common/domain-error';
+import { RetryAfter } from '../common/filters/api-exception.filter';
 
-/** A 429 with `Retry-After`, in the error shape of the route it was raised on. */
+/** The one 429: `RATE_LIMITED` with `Retry-After`, in the error shape of the route it was raised on. */
 export class RateLimitedError extends DomainError<'RATE_LIMITED'> implements RetryAfter {
   constructor(
     message: string,

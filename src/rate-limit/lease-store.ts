@@ -24,7 +24,7 @@ export interface Lease {
   remaining: number;
 }
 
-/** Atomically takes a slice of a key's per-window budget. Redis in production; MemoryLeaseStore in unit tests. */
+/** Atomically takes a slice of a key's per-window budget. Redis in production; an in-memory fake in tests (test/support/memory-lease-store.ts). */
 export interface LeaseStore {
   lease(request: LeaseRequest): Promise<Lease>;
 }
@@ -38,7 +38,7 @@ export interface LeaseStore {
 export const SLICE_FRACTION = 0.25;
 
 /**
- * The slice rule, shared by MemoryLeaseStore and (in Lua) LEASE_SCRIPT: SLICE_FRACTION of what remains times
+ * The slice rule, shared by the tests' in-memory store and (in Lua) LEASE_SCRIPT: SLICE_FRACTION of what remains times
  * the instance's share of the window's use so far (hits over used), at most `want`, at least what is waiting
  * and at least 1, never more than remains.
  */
@@ -124,40 +124,5 @@ export class RedisLeaseStore implements LeaseStore {
     }
     const [granted, resetsAt, remaining] = reply as [number, string, number];
     return { granted: Number(granted), resetsAt: Number(resetsAt), remaining: Number(remaining) };
-  }
-}
-
-interface MemoryWindow {
-  ends: number;
-  used: number;
-}
-
-/**
- * LEASE_SCRIPT in memory, for unit tests and for machines without Redis. `failing` makes every lease fail,
- * as a Redis that does not answer; `leases` counts the round trips a Redis would have served.
- */
-export class MemoryLeaseStore implements LeaseStore {
-  private readonly windows = new Map<string, MemoryWindow>();
-  failing = false;
-  leases = 0;
-
-  async lease(request: LeaseRequest): Promise<Lease> {
-    if (this.failing) throw new RedisUnavailableError('the fake Redis is down');
-    this.leases += 1;
-    const { key, now, windowMs, limit } = request;
-    let window = this.windows.get(key);
-    if (!window || window.ends <= now) {
-      window = { ends: now + windowMs, used: 0 };
-      this.windows.set(key, window);
-    }
-    const remaining = Math.max(0, limit - window.used);
-    const granted = sliceSize(remaining, window.used, request.hits, request.need, Math.max(0, Math.floor(request.want)));
-    window.used += granted;
-    return { granted, resetsAt: window.ends, remaining: remaining - granted };
-  }
-
-  /** What the store has handed out in the key's current window. */
-  used(key: string): number {
-    return this.windows.get(key)?.used ?? 0;
   }
 }

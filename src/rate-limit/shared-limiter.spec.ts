@@ -1,5 +1,6 @@
 import * as fc from 'fast-check';
-import { Lease, LeaseRequest, LeaseStore, MemoryLeaseStore, sliceSize } from './lease-store';
+import { MemoryLeaseStore } from '../../test/support/memory-lease-store';
+import { Lease, LeaseRequest, LeaseStore, sliceSize } from './lease-store';
 import { accountWindows, limiterViolations, ManualClock, planArbitrary, runSimulation, tightPlanArbitrary } from '../../test/support/limiter-simulation';
 import { SharedLimiter, ThrottlerStorageRecord } from './shared-limiter';
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { InvalidationBus } from '../common/invalidation-bus';
+import { InvalidationBus } from '../invalidation/invalidation-bus';
 import { loadConfig } from '../config/app-config';
 import { buildConfigPayload } from '../flag-config/config-payload';
 import { RateLimiter } from '../rate-limit/rate-limiter';

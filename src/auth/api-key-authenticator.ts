@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { InvalidationBus } from '../common/invalidation-bus';
+import { InvalidationBus } from '../invalidation/invalidation-bus';
 import { isDatabaseUnavailable } from '../database/database-errors';
 import { OrganizationsRepository } from '../organizations/organizations.repository';
 import { ApiKey } from '../organizations/organization.model';

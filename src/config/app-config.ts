@@ -46,7 +46,7 @@ export interface AppConfig {
   log: { level: LogLevel; format: 'json' | 'pretty' };
   /** SIGTERM: how long requests in flight may take to finish before the process exits. */
   shutdownGraceSeconds: number;
-  /** The HTTP server's timeouts, in milliseconds (see src/common/http-timeouts.ts). */
+  /** The HTTP server's timeouts, in milliseconds (see src/http/http-timeouts.ts). */
   timeouts: {
     /** A request other than an upload must arrive whole (headers and body) within this; headers always must. */
     requestMs: number;

@@ -1,4 +1,4 @@
-import { InvalidationBus } from '../common/invalidation-bus';
+import { InvalidationBus } from '../invalidation/invalidation-bus';
 import { AppConfig } from '../config/app-config';
 import { ConfigEntry, FlagsRepository } from '../flags/flags.repository';
 import { ConfigPayload } from './config-payload';

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { InvalidationBus } from '../common/invalidation-bus';
+import { InvalidationBus } from '../invalidation/invalidation-bus';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { FlagsRepository } from '../flags/flags.repository';
 import { Metrics } from '../metrics/metrics';

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AuditActor } from '../audit/audit-entry';
 import { AuditRepository } from '../audit/audit.repository';
-import { InvalidationBus } from '../common/invalidation-bus';
+import { InvalidationBus } from '../invalidation/invalidation-bus';
 import { Transactions } from '../database/transactions';
 import { FlagChange } from './flag.model';
 

@@ -12,7 +12,7 @@ import {
   TypeOrmHealthIndicator,
 } from '@nestjs/terminus';
 import { DataSource } from 'typeorm';
-import { RedisConnections } from '../common/redis/redis.module';
+import { RedisConnections } from '../redis/redis.module';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { OBJECT_STORE, ObjectStore } from '../storage/object-store/object-store';
 

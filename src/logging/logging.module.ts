@@ -6,7 +6,7 @@ import pino, { Logger as PinoLogger } from 'pino';
 import type { Options } from 'pino-http';
 import pinoPretty from 'pino-pretty';
 import type { AuthenticatedRequest } from '../auth/principal';
-import { requestIdOf } from '../common/request-id';
+import { requestIdOf } from '../http/request-id';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 
 /** Where log lines go: stdout; tests provide a stream of their own to read what was logged. */

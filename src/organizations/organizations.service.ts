@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { generateApiKey, hashApiKey } from '../auth/api-key';
-import { InvalidationBus } from '../common/invalidation-bus';
+import { InvalidationBus } from '../invalidation/invalidation-bus';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Transactions } from '../database/transactions';
 import {

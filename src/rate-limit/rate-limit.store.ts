@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit, Optional } from '@nestjs/common';
 import { ThrottlerStorage } from '@nestjs/throttler';
 import { Counter } from 'prom-client';
-import { RedisConnections } from '../common/redis/redis.module';
+import { RedisConnections } from '../redis/redis.module';
 import { Metrics } from '../metrics/metrics';
 import { RedisLeaseStore } from './lease-store';
 import { SharedLimiter, ThrottlerStorageRecord } from './shared-limiter';

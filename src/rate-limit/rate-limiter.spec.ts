@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { RedisConnections } from '../common/redis/redis.module';
+import { RedisConnections } from '../redis/redis.module';
 import { AppConfig } from '../config/app-config';
 import { RateLimitBudget, RateLimiter } from './rate-limiter';
 import { RATE_LIMIT_WINDOW_MS, RateLimitStore } from './rate-limit.store';

@@ -1,4 +1,4 @@
-import { API_PREFIX } from '../common/api-prefix';
+import { API_PREFIX } from '../http/api-prefix';
 
 /** The storage API, under the global prefix: /v1/storage. */
 export const STORAGE_API_ROUTE = 'storage';

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { join } from 'node:path';
-import { STORAGE_ERROR_PATHS } from '../common/filters/api-exception.filter';
+import { STORAGE_ERROR_PATHS } from '../http/api-exception.filter';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { OrganizationsModule } from '../organizations/organizations.module';
 import { CdnController } from './cdn/cdn.controller';

@@ -1,6 +1,6 @@
 import { Client } from 'pg';
-import { InvalidationBus } from '../../src/common/invalidation-bus';
-import { RedisConnections } from '../../src/common/redis/redis.module';
+import { InvalidationBus } from '../../src/invalidation/invalidation-bus';
+import { RedisConnections } from '../../src/redis/redis.module';
 import { AppConfig } from '../../src/config/app-config';
 import { eventually } from '../support/eventually';
 import { describeWithBinaries, postgresBinDir, redisServerBinary } from '../support/servers/binaries';

@@ -18,7 +18,7 @@ import { RedisServer, startRedisServer } from '../support/servers/redis-server';
 
 const WINDOW = 60_000;
 
-// The connection options production uses (src/common/redis/redis.module.ts), with quick reconnects for the fault test.
+// The connection options production uses (src/redis/redis.module.ts), with quick reconnects for the fault test.
 const connect = (url: string) => new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true, retryStrategy: () => 20 });
 
 const admittedCount = (records: ThrottlerStorageRecord[]) => records.filter((record) => !record.isBlocked).length;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { INestApplicationContext, Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Client } from 'pg';
-import { AppModule } from '../../src/app.module';
+import { AppModule } from '../../src/app/app.module';
 import { loadConfig } from '../../src/config/app-config';
 import { createTestDatabase } from './test-database';
 

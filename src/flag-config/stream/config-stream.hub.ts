@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
-import { InvalidationBus } from '../../common/invalidation-bus';
+import { InvalidationBus } from '../../invalidation/invalidation-bus';
 import { Metrics } from '../../metrics/metrics';
 import { Principal } from '../../auth/principal';
 import { ConfigPayload } from '../config-payload';

@@ -1,4 +1,4 @@
-import { unstorableText } from '../../common/raw-input.pipe';
+import { unstorableText } from '../../http/raw-input.pipe';
 import { StorageMetadata } from './storage-item';
 
 export const METADATA_MAX_KEYS = 10;

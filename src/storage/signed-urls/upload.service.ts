@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { DomainError } from '../../common/domain-error';
-import { timeoutOf } from '../../common/http-timeouts';
+import { timeoutOf } from '../../http/http-timeouts';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { Metrics } from '../../metrics/metrics';
 import { mediaUrl } from '../cdn/media-url';

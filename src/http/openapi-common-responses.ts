@@ -1,6 +1,6 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { UPLOAD_ROUTE } from '../storage/storage-routes';
-import { errorShapeFor } from './filters/api-exception.filter';
+import { errorShapeFor } from './api-exception.filter';
 import { JSON_BODY_LIMIT } from './json-body';
 
 type Responses = Record<string, { description: string; content?: Record<string, { schema: object }> }>;
@@ -14,7 +14,7 @@ const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete']);
  * Adds the answers that do not come from any one controller to every operation they can reach:
  * - the body parser's, raised before routing on a method that carries a body (malformed JSON, too large,
  *   not JSON), everywhere but the upload host, whose bodies are file bytes;
- * - 408 on a method that carries a body, when the body stalls (src/common/http-timeouts.ts);
+ * - 408 on a method that carries a body, when the body stalls (src/http/http-timeouts.ts);
  * - 503 when the database is unreachable, and 500 for a fault no input can cause (logged with X-Request-Id).
  * Each is documented with the error body its path answers in (the storage shape under the storage paths).
  * A status an operation already documents keeps its own description.

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { ArgumentsHost, Catch, ExceptionFilter, Inject, Optional } from '@nestjs/common';
 import type { Request } from 'express';
-import { requestIdOf } from '../request-id';
+import { requestIdOf } from './request-id';
 import { resolveError } from './error-body';
 
 /** Body of every error outside storage: `{ statusCode, error, message }`, message being one string. */

@@ -1,8 +1,8 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { HttpStatus } from '@nestjs/common';
 import type { AppConfig } from '../config/app-config';
-import { DomainError } from './domain-error';
-import { codeForStatus } from './filters/error-body';
+import { DomainError } from '../common/domain-error';
+import { codeForStatus } from './error-body';
 
 /** A 408 REQUEST_TIMEOUT (the same code in either error shape). */
 const requestTimeout = (message: string) => new DomainError(HttpStatus.REQUEST_TIMEOUT, codeForStatus(HttpStatus.REQUEST_TIMEOUT), message);

@@ -1,6 +1,6 @@
 import { Global, Inject, Injectable, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
 import Redis from 'ioredis';
-import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
 
 /**
  * Redis connections, only when REDIS_URL is set: one for commands (rate-limit leases, publishing) and one

@@ -1,6 +1,6 @@
 import { HttpException, HttpStatus, Logger } from '@nestjs/common';
-import { isDatabaseUnavailable } from '../../database/database-errors';
-import { DomainError } from '../domain-error';
+import { isDatabaseUnavailable } from '../database/database-errors';
+import { DomainError } from '../common/domain-error';
 
 export interface ResolvedError {
   status: number;

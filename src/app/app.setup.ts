@@ -4,22 +4,22 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger as PinoLogger } from 'pino';
 import { pinoHttp } from 'pino-http';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { ADMIN_SECURITY, API_KEY_HEADER_SECURITY, API_KEY_SECURITY } from './auth/auth.decorators';
-import { API_PREFIX } from './common/api-prefix';
-import { corsMiddleware } from './common/cors';
-import { errorShapeFor, writeApiError } from './common/filters/api-exception.filter';
-import { applyHttpTimeouts } from './common/http-timeouts';
-import { addCommonResponses } from './common/openapi-common-responses';
-import { jsonBody } from './common/json-body';
-import { RawInputPipe } from './common/raw-input.pipe';
-import { requestIdMiddleware, requestIdOf } from './common/request-id';
-import { createValidationPipe } from './common/validation';
-import { AppConfig } from './config/app-config';
-import { CONFIG_POLL_PATH, FlagConfigPoll } from './flag-config/flag-config-poll';
-import { requestLogLine, requestLogOptions, ROOT_LOGGER } from './logging/logging.module';
-import { httpMetrics } from './metrics/http-metrics';
-import { Metrics } from './metrics/metrics';
-import { CDN_ROUTE, STORAGE_PATHS, UPLOAD_ROUTE } from './storage/storage-routes';
+import { ADMIN_SECURITY, API_KEY_HEADER_SECURITY, API_KEY_SECURITY } from '../auth/auth.decorators';
+import { API_PREFIX } from '../http/api-prefix';
+import { corsMiddleware } from '../http/cors';
+import { errorShapeFor, writeApiError } from '../http/api-exception.filter';
+import { applyHttpTimeouts } from '../http/http-timeouts';
+import { addCommonResponses } from '../http/openapi-common-responses';
+import { jsonBody } from '../http/json-body';
+import { RawInputPipe } from '../http/raw-input.pipe';
+import { requestIdMiddleware, requestIdOf } from '../http/request-id';
+import { createValidationPipe } from '../common/validation';
+import { AppConfig } from '../config/app-config';
+import { CONFIG_POLL_PATH, FlagConfigPoll } from '../flag-config/flag-config-poll';
+import { requestLogLine, requestLogOptions, ROOT_LOGGER } from '../logging/logging.module';
+import { httpMetrics } from '../metrics/http-metrics';
+import { Metrics } from '../metrics/metrics';
+import { CDN_ROUTE, STORAGE_PATHS, UPLOAD_ROUTE } from '../storage/storage-routes';
 
 /** Routes served at the root of PUBLIC_URL rather than under base_url. */
 const ROOT_ROUTES = [

@@ -14,7 +14,7 @@ import {
 import { DATABASE_URL } from '../database/database.module';
 import { Metrics } from '../metrics/metrics';
 import { BusTransport, PostgresTransport, RedisTransport } from './invalidation-transports';
-import { RedisConnections } from './redis/redis.module';
+import { RedisConnections } from '../redis/redis.module';
 
 /** What an in-memory cache may need to drop: a revoked API key, or an organization's changed flags. */
 export type InvalidationTopic = 'apiKey' | 'flags';

@@ -1,0 +1,46 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { AuthModule } from '../auth/auth.module';
+import { ApiExceptionFilter } from '../http/api-exception.filter';
+import { InvalidationBusModule } from '../invalidation/invalidation-bus';
+import { RedisModule } from '../redis/redis.module';
+import { AppConfig } from '../config/app-config';
+import { ConfigModule } from '../config/config.module';
+import { DatabaseModule } from '../database/database.module';
+import { FlagConfigModule } from '../flag-config/flag-config.module';
+import { FlagsModule } from '../flags/flags.module';
+import { HealthModule } from '../health/health.module';
+import { LoggingModule } from '../logging/logging.module';
+import { MetricsModule } from '../metrics/metrics.module';
+import { OrganizationsModule } from '../organizations/organizations.module';
+import { QuotaModule } from '../quota/quota.module';
+import { RateLimitModule } from '../rate-limit/rate-limit.module';
+import { StorageModule } from '../storage/storage.module';
+
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig, databaseUrl: string): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggingModule,
+        DatabaseModule.forRoot(databaseUrl),
+        RedisModule,
+        InvalidationBusModule,
+        RateLimitModule,
+        OrganizationsModule,
+        AuthModule,
+        // Routes register in module order: /flags/quota and /flags/config must come before FlagsModule's
+        // /flags/:flagId, so these modules are listed (and first imported) ahead of it.
+        QuotaModule,
+        FlagConfigModule,
+        FlagsModule,
+        StorageModule,
+        HealthModule,
+        MetricsModule,
+      ],
+      providers: [{ provide: APP_FILTER, useClass: ApiExceptionFilter }],
+    };
+  }
+}

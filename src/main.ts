@@ -5,7 +5,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger as PinoNestLogger } from 'nestjs-pino';
 import { AppModule } from './app/app.module';
 import { configureApp } from './app/app.setup';
-import { writeApiError } from './http/api-exception.filter';
+import { writeApiError } from './http/error-response';
 import { HttpDrain } from './http/http-drain';
 import { ConfigValidationError, loadConfig } from './config/app-config';
 import { DatabaseSetupError } from './database/database-setup-error';

@@ -16,6 +16,7 @@ import { OrganizationsModule } from '../organizations/organizations.module';
 import { QuotaModule } from '../quota/quota.module';
 import { RateLimitModule } from '../rate-limit/rate-limit.module';
 import { StorageModule } from '../storage/storage.module';
+import { SURFACES } from './surfaces';
 
 @Module({})
 export class AppModule {
@@ -40,7 +41,7 @@ export class AppModule {
         HealthModule,
         MetricsModule,
       ],
-      providers: [{ provide: APP_FILTER, useClass: ApiExceptionFilter }],
+      providers: [{ provide: APP_FILTER, useValue: new ApiExceptionFilter(SURFACES) }],
     };
   }
 }

@@ -6,8 +6,8 @@ import { pinoHttp } from 'pino-http';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { ADMIN_SECURITY, API_KEY_HEADER_SECURITY, API_KEY_SECURITY } from '../auth/auth.decorators';
 import { API_PREFIX } from '../http/api-prefix';
-import { corsMiddleware } from '../http/cors';
-import { errorShapeFor, writeApiError } from '../http/api-exception.filter';
+import { apiCors, corsMiddleware } from '../http/cors';
+import { errorShapeOf, writeApiError } from '../http/error-response';
 import { applyHttpTimeouts } from '../http/http-timeouts';
 import { addCommonResponses } from '../http/openapi-common-responses';
 import { jsonBody } from '../http/json-body';
@@ -16,18 +16,22 @@ import { requestIdMiddleware, requestIdOf } from '../http/request-id';
 import { createValidationPipe } from '../common/validation';
 import { AppConfig } from '../config/app-config';
 import { CONFIG_POLL_PATH, FlagConfigPoll } from '../flag-config/flag-config-poll';
+import { OFREP_ROOT } from '../flag-config/ofrep/ofrep.controller';
+import { HEALTH_ROUTE } from '../health/health.controller';
 import { requestLogLine, requestLogOptions, ROOT_LOGGER } from '../logging/logging.module';
 import { httpMetrics } from '../metrics/http-metrics';
 import { Metrics } from '../metrics/metrics';
-import { CDN_ROUTE, STORAGE_PATHS, UPLOAD_ROUTE } from '../storage/storage-routes';
+import { METRICS_ROUTE } from '../metrics/metrics.controller';
+import { CDN_ROUTE, UPLOAD_ROUTE } from '../storage/storage-routes';
+import { SURFACES } from './surfaces';
 
 /** Routes served at the root of PUBLIC_URL rather than under base_url. */
 const ROOT_ROUTES = [
-  { path: 'health', method: RequestMethod.ALL },
-  { path: 'health/live', method: RequestMethod.ALL },
-  { path: 'health/ready', method: RequestMethod.ALL },
-  { path: 'metrics', method: RequestMethod.ALL },
-  { path: 'ofrep/{*path}', method: RequestMethod.ALL },
+  { path: HEALTH_ROUTE, method: RequestMethod.ALL },
+  { path: `${HEALTH_ROUTE}/live`, method: RequestMethod.ALL },
+  { path: `${HEALTH_ROUTE}/ready`, method: RequestMethod.ALL },
+  { path: METRICS_ROUTE, method: RequestMethod.ALL },
+  { path: `${OFREP_ROOT}/{*path}`, method: RequestMethod.ALL },
   { path: `${UPLOAD_ROUTE}/{*path}`, method: RequestMethod.ALL },
   { path: `${CDN_ROUTE}/{*path}`, method: RequestMethod.ALL },
 ];
@@ -42,11 +46,11 @@ export function configureApp(
   options: { leanConfigPoll?: boolean } = {},
 ): void {
   const logger = app.get<PinoLogger>(ROOT_LOGGER);
-  if (options.leanConfigPoll ?? true) installConfigPoll(app, logger);
+  if (options.leanConfigPoll ?? true) installConfigPoll(app, config, logger);
   // Outermost, so that the poll's requests are watched too (bodyless ones, all of them in practice, cost a check).
   applyHttpTimeouts(app.getHttpServer(), config.timeouts, {
-    isUpload: (request) => isUploadPath(request.url),
-    answer: (request, response, error) => writeApiError(response, error, requestIdOf(request), errorShapeFor(request.url, STORAGE_PATHS)),
+    isUpload: (request) => SURFACES.isUpload(request.url),
+    answer: (request, response, error) => writeApiError(response, error, requestIdOf(request), errorShapeOf(SURFACES.of(request.url))),
   });
   app.disable('x-powered-by');
   // Express would tag every JSON answer with an ETag and answer `If-None-Match` (even `*`, with no tag at
@@ -61,18 +65,12 @@ export function configureApp(
   // First, so that every request gets its line, those refused before routing included.
   app.use(pinoHttp({ logger, ...requestLogOptions(config) }));
   // Before body parsing, so that errors raised ahead of routing carry the CORS headers too.
-  app.use(corsMiddleware(config.corsOrigins));
+  app.use(corsMiddleware(config.corsOrigins, SURFACES));
   // Upload bodies are file bytes streamed to the object store, never parsed, whatever their Content-Type.
-  app.use(jsonBody(isUploadPath));
+  app.use(jsonBody((url) => SURFACES.isUpload(url)));
   app.setGlobalPrefix(API_PREFIX, { exclude: ROOT_ROUTES });
   app.useGlobalPipes(new RawInputPipe(), createValidationPipe());
   setupOpenApi(app, config);
-}
-
-/** The upload host's requests, whose bodies are file bytes: `url` with or without its query (routes ignore case). */
-function isUploadPath(url: string | undefined): boolean {
-  const path = (url?.split('?', 1)[0] ?? '').toLowerCase();
-  return path === `/${UPLOAD_ROUTE}` || path.startsWith(`/${UPLOAD_ROUTE}/`);
 }
 
 function setupOpenApi(app: INestApplication, config: AppConfig): void {
@@ -91,7 +89,7 @@ function setupOpenApi(app: INestApplication, config: AppConfig): void {
       .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key, on the OFREP routes' }, API_KEY_HEADER_SECURITY)
       .build(),
   );
-  SwaggerModule.setup('docs', app, addCommonResponses(document, STORAGE_PATHS), { jsonDocumentUrl: 'docs-json', useGlobalPrefix: false });
+  SwaggerModule.setup('docs', app, addCommonResponses(document, SURFACES), { jsonDocumentUrl: 'docs-json', useGlobalPrefix: false });
 }
 
 /**
@@ -99,15 +97,19 @@ function setupOpenApi(app: INestApplication, config: AppConfig): void {
  * and response wrappers or walks its router, which is most of what a request costs on this path.
  * Every other request goes to Express untouched.
  */
-function installConfigPoll(app: NestExpressApplication, logger: PinoLogger): void {
+function installConfigPoll(app: NestExpressApplication, config: AppConfig, logger: PinoLogger): void {
   const server = app.getHttpServer();
   const poll = app.get(FlagConfigPoll);
+  // The API's CORS rules (CORS_ORIGINS), applied here since this path runs ahead of Express's middleware.
+  const cors = apiCors(config.corsOrigins);
   const [express, ...others] = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
   if (!express || others.length > 0) throw new Error('Expected exactly one request listener (Express) on the HTTP server');
   server.removeListener('request', express);
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     if (!poll.matches(request)) return express(request, response);
     const started = Date.now();
+    // Only GET and HEAD come here, never a preflight, so the cors middleware only sets headers, synchronously.
+    cors?.(request, response, noop);
     poll.handle(request, response);
     // Only what is not a 200, 304 or 429 is logged, so that the hot path stays free: a cached poll has
     // answered by now, and costs one status check.
@@ -115,6 +117,8 @@ function installConfigPoll(app: NestExpressApplication, logger: PinoLogger): voi
     else response.once('finish', () => logUnusualPoll(logger, request, response, started));
   });
 }
+
+function noop(): void {}
 
 const ROUTINE_POLL_STATUSES = new Set([200, 304, 429]);
 

@@ -287,7 +287,7 @@ describe('ApiKeyAuthenticator', () => {
     const payload = buildConfigPayload([]);
     const cache = { get: () => payload } as unknown as FlagConfigCache;
     const config = loadConfig({});
-    const poll = new FlagConfigPoll(authenticator, new AuthFailureLimiter(config), limiter, cache, config);
+    const poll = new FlagConfigPoll(authenticator, new AuthFailureLimiter(config), limiter, cache);
     const statuses: number[] = [];
     // What the database answers when the poll misses the cache: the row, until the key is revoked.
     const get = async (stored: typeof row | null = row) => {

@@ -8,13 +8,12 @@ import {
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import { ApiErrorDto } from '../common/dto/api-error.dto';
+import { Access, ACCESS_KEY } from '../http/access';
 import { Permission } from '../organizations/permission';
 import { AuthenticatedRequest, Principal } from './principal';
 
 export const PERMISSION_KEY = 'auth:permission';
-export const ACCESS_KEY = 'auth:access';
 export const API_KEY_HEADER_KEY = 'auth:api-key-header';
-export type Access = 'public' | 'admin';
 
 export const API_KEY_SECURITY = 'apiKey';
 /** OFREP's second way to send the key: `X-API-Key: <key>`. */
@@ -69,9 +68,6 @@ export function AdminOnly() {
     ApiBadRequestResponse({ type: ApiErrorDto, description: 'Validation failed; the message names the field' }),
   );
 }
-
-/** The route needs no bearer header (health, docs, the signed upload routes, the CDN). */
-export const Public = () => SetMetadata(ACCESS_KEY, 'public' satisfies Access);
 
 export const CurrentPrincipal = createParamDecorator((_data: unknown, context: ExecutionContext): Principal => {
   const principal = context.switchToHttp().getRequest<AuthenticatedRequest>().principal;

@@ -6,7 +6,8 @@ import { Permission } from '../organizations/permission';
 import { bearerToken, constantTimeEqual } from './api-key';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
 import { AuthFailureLimiter } from './auth-failure-limiter';
-import { Access, ACCESS_KEY, API_KEY_HEADER_KEY, PERMISSION_KEY } from './auth.decorators';
+import { Access, ACCESS_KEY } from '../http/access';
+import { API_KEY_HEADER_KEY, PERMISSION_KEY } from './auth.decorators';
 import { AuthErrors, permissionRefusal } from './auth.errors';
 import { AuthenticatedRequest, Principal } from './principal';
 

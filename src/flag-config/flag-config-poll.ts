@@ -1,13 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { ApiKeyAuthenticator } from '../auth/api-key-authenticator';
 import { AuthFailureLimiter } from '../auth/auth-failure-limiter';
 import { permissionRefusal } from '../auth/auth.errors';
 import { authenticateOrCount } from '../auth/auth.guard';
 import { Principal } from '../auth/principal';
-import { apiCors } from '../http/cors';
-import { writeApiError } from '../http/api-exception.filter';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { writeApiError } from '../http/error-response';
 import { Metrics, PollCounts } from '../metrics/metrics';
 import { Permission } from '../organizations/permission';
 import { ifNoneMatchMatches } from '../common/etag';
@@ -28,8 +26,6 @@ export const CONFIG_POLL_PERMISSION = Permission.FLAGS_READ;
  */
 @Injectable()
 export class FlagConfigPoll {
-  /** The API's CORS rules (CORS_ORIGINS), which this path applies itself since it runs ahead of Express. */
-  private readonly cors: ReturnType<typeof apiCors>;
   /** 200, 304 and 429: a poll adds one to an integer, read into the metric at scrape time. */
   private readonly polls: PollCounts;
 
@@ -38,10 +34,8 @@ export class FlagConfigPoll {
     private readonly failures: AuthFailureLimiter,
     private readonly limiter: RateLimiter,
     private readonly cache: FlagConfigCache,
-    @Inject(APP_CONFIG) config: AppConfig,
     @Optional() metrics?: Metrics,
   ) {
-    this.cors = apiCors(config.corsOrigins);
     this.polls = metrics?.pollCounts ?? new PollCounts();
   }
 
@@ -53,8 +47,6 @@ export class FlagConfigPoll {
 
   /** The whole endpoint: authenticate, check the permission, count, answer. */
   handle(request: IncomingMessage, response: ServerResponse): void {
-    // Only GET and HEAD come here, never a preflight, so the cors middleware only sets headers, synchronously.
-    this.cors?.(request, response, noop);
     const principal = authenticateOrCount(this.authenticator, this.failures, request);
     if (!(principal instanceof Promise)) return this.authorised(principal, request, response);
     principal.then(
@@ -93,8 +85,6 @@ export class FlagConfigPoll {
     this.respond(principal, request, response);
   }
 }
-
-function noop(): void {}
 
 /**
  * Whether the request's If-None-Match names the payload (304): the rule of the poll, OFREP bulk and the stream's

@@ -1,16 +1,19 @@
 import { Controller, Get, Header, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { Public } from '../auth/auth.decorators';
+import { Public } from '../http/access';
 import { HealthCheckResultDto, LegacyHealthDto } from './health.dto';
 import { HealthChecks } from './readiness';
 
 const NO_CACHE = 'no-cache, no-store, must-revalidate';
 const NOT_READY = 'A check failed or timed out (each has 2 s): `error` names it and says why';
 
+/** Health's routes, at the root of PUBLIC_URL. */
+export const HEALTH_ROUTE = 'health';
+
 @ApiTags('health')
 @Public()
-@Controller('health')
+@Controller(HEALTH_ROUTE)
 export class HealthController {
   constructor(private readonly checks: HealthChecks) {}
 

@@ -1,13 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import cors from 'cors';
 import type { CorsOrigins } from '../config/app-config';
-import { CDN_ROUTE, UPLOAD_ROUTE } from '../storage/storage-routes';
-import { API_PREFIX } from './api-prefix';
+import type { SurfaceMap } from './surfaces';
 
 type Middleware = (request: IncomingMessage, response: ServerResponse, next: (error?: unknown) => void) => void;
-
-/** Where a request path sits as far as browsers are concerned. */
-export type CorsSurface = 'upload' | 'cdn' | 'api' | 'none';
 
 const PREFLIGHT = { maxAge: 600, optionsSuccessStatus: 204, preflightContinue: false } as const;
 
@@ -44,32 +40,18 @@ export function apiCors(origins: CorsOrigins | undefined): Middleware | undefine
 }
 
 /**
- * Which CORS rules a path falls under. Case-insensitive, as the router is: `/V1/Admin` reaches the admin API
- * and must be refused to browsers just as `/v1/admin` is.
- */
-export function corsSurfaceOf(url: string | undefined): CorsSurface {
-  const query = url?.indexOf('?') ?? -1;
-  const path = (query === -1 ? (url ?? '') : url!.slice(0, query)).toLowerCase();
-  const under = (prefix: string) => path === prefix || path.startsWith(`${prefix}/`);
-  if (under(`/${UPLOAD_ROUTE}`)) return 'upload';
-  if (under(`/${CDN_ROUTE}`)) return 'cdn';
-  if (under(`/${API_PREFIX}/admin`)) return 'none';
-  if (under(`/${API_PREFIX}`) || under('/ofrep')) return 'api';
-  return 'none';
-}
-
-/**
  * One middleware for the whole HTTP surface, mounted ahead of body parsing so that errors raised before
  * routing (a malformed body, an unknown route) carry the same headers as the route's own answers. Preflights
  * (`OPTIONS` with `Access-Control-Request-Method`) are answered here with 204.
  */
-export function corsMiddleware(origins: CorsOrigins | undefined): Middleware {
+export function corsMiddleware(origins: CorsOrigins | undefined, surfaces: SurfaceMap): Middleware {
   const api = apiCors(origins);
   return (request, response, next) => {
-    const surface = corsSurfaceOf(request.url);
+    const surface = surfaces.of(request.url);
     if (surface === 'upload') return UPLOAD_CORS(request, response, next);
     if (surface === 'cdn') return CDN_CORS(request, response, next);
-    if (surface === 'api' && api) return api(request, response, next);
+    // The API under base_url (storage included) and OFREP; never the admin API.
+    if ((surface === 'api' || surface === 'storage' || surface === 'ofrep') && api) return api(request, response, next);
     next();
   };
 }

@@ -1,7 +1,7 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { UPLOAD_ROUTE } from '../storage/storage-routes';
-import { errorShapeFor } from './api-exception.filter';
+import { errorShapeOf } from './error-response';
 import { JSON_BODY_LIMIT } from './json-body';
+import type { SurfaceMap } from './surfaces';
 
 type Responses = Record<string, { description: string; content?: Record<string, { schema: object }> }>;
 
@@ -19,12 +19,13 @@ const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete']);
  * Each is documented with the error body its path answers in (the storage shape under the storage paths).
  * A status an operation already documents keeps its own description.
  */
-export function addCommonResponses(document: OpenAPIObject, storagePaths: readonly string[]): OpenAPIObject {
+export function addCommonResponses(document: OpenAPIObject, surfaces: SurfaceMap): OpenAPIObject {
   for (const [path, item] of Object.entries(document.paths)) {
-    const shape = errorShapeFor(path, storagePaths);
+    const surface = surfaces.of(path);
+    const shape = errorShapeOf(surface);
     const schema = { $ref: `#/components/schemas/${ERROR_SCHEMAS[shape]}` };
     const error = (description: string) => ({ description, content: { 'application/json': { schema } } });
-    const isUpload = path === `/${UPLOAD_ROUTE}` || path.startsWith(`/${UPLOAD_ROUTE}/`);
+    const isUpload = surface === 'upload';
     for (const [method, operation] of Object.entries(item as Record<string, { responses: Responses }>)) {
       if (!operation?.responses) continue;
       const add = (status: number, description: string) => {

@@ -5,7 +5,6 @@ import { LoggerModule } from 'nestjs-pino';
 import pino, { Logger as PinoLogger } from 'pino';
 import type { Options } from 'pino-http';
 import pinoPretty from 'pino-pretty';
-import type { AuthenticatedRequest } from '../auth/principal';
 import { requestIdOf } from '../http/request-id';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 
@@ -30,7 +29,8 @@ export interface RequestLogLine {
 }
 
 export function requestLogLine(request: IncomingMessage, response: ServerResponse, durationMs: number): RequestLogLine {
-  const principal = (request as AuthenticatedRequest).principal;
+  // Set by the auth guard on an API key's request.
+  const principal = (request as { principal?: { organizationId: string; keyId: string } }).principal;
   return {
     method: request.method ?? 'GET',
     route: routePattern(request),

@@ -2,14 +2,17 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { Controller, Get, Header, Headers, Inject, Res, UnauthorizedException } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { Public } from '../auth/auth.decorators';
+import { Public } from '../http/access';
 import { ApiErrorDto } from '../common/dto/api-error.dto';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Metrics } from './metrics';
 
+/** The scrape route, at the root of PUBLIC_URL. */
+export const METRICS_ROUTE = 'metrics';
+
 @ApiTags('metrics')
 @Public()
-@Controller('metrics')
+@Controller(METRICS_ROUTE)
 export class MetricsController {
   private readonly tokenDigest?: Buffer;
 

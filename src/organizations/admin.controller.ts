@@ -14,9 +14,12 @@ import {
 } from './dto/organization.dto';
 import { OrganizationsService } from './organizations.service';
 
+/** The admin API's prefix under base_url: authorised by ADMIN_TOKEN, never open to browsers. */
+export const ADMIN_ROUTE = 'admin';
+
 @ApiTags('admin')
 @AdminOnly()
-@Controller('admin/organizations')
+@Controller(`${ADMIN_ROUTE}/organizations`)
 export class AdminController {
   constructor(private readonly organizations: OrganizationsService) {}
 

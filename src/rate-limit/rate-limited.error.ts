@@ -1,6 +1,6 @@
 import { HttpStatus } from '@nestjs/common';
 import { DomainError } from '../common/domain-error';
-import { RetryAfter } from '../http/api-exception.filter';
+import { RetryAfter } from '../http/error-response';
 
 /** The one 429: `RATE_LIMITED` with `Retry-After`, in the error shape of the route it was raised on. */
 export class RateLimitedError extends DomainError<'RATE_LIMITED'> implements RetryAfter {

@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { join } from 'node:path';
-import { STORAGE_ERROR_PATHS } from '../http/api-exception.filter';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { OrganizationsModule } from '../organizations/organizations.module';
 import { CdnController } from './cdn/cdn.controller';
@@ -16,7 +15,6 @@ import { SignedUrls } from './signed-urls/signed-urls';
 import { loadSigningSecret } from './signed-urls/signing-secret';
 import { UploadController } from './signed-urls/upload.controller';
 import { UploadService } from './signed-urls/upload.service';
-import { STORAGE_PATHS } from './storage-routes';
 import { StorageSweeper } from './sweeper/storage-sweeper';
 
 /** S3 when S3_* is configured, otherwise local disk under DATA_DIR. */
@@ -31,11 +29,7 @@ async function createObjectStore(config: AppConfig): Promise<ObjectStore> {
   return store;
 }
 
-/**
- * File storage: signed uploads, the upload host, the CDN route, listing, statistics, delete and purge.
- * Exports STORAGE_ERROR_PATHS so that the global exception filter answers errors under its routes in the
- * storage shape.
- */
+/** File storage: signed uploads, the upload host, the CDN route, listing, statistics, delete and purge. */
 @Module({
   imports: [OrganizationsModule],
   controllers: [StorageController, UploadController, CdnController],
@@ -47,7 +41,6 @@ async function createObjectStore(config: AppConfig): Promise<ObjectStore> {
         new SignedUrls(await loadSigningSecret(config.uploadSigningSecret, config.dataDir), config.urls.uploadUrl),
       inject: [APP_CONFIG],
     },
-    { provide: STORAGE_ERROR_PATHS, useValue: STORAGE_PATHS },
     StorageRepository,
     StorageAllocation,
     StorageService,
@@ -55,6 +48,6 @@ async function createObjectStore(config: AppConfig): Promise<ObjectStore> {
     CdnService,
     StorageSweeper,
   ],
-  exports: [StorageSweeper, OBJECT_STORE, STORAGE_ERROR_PATHS],
+  exports: [StorageSweeper, OBJECT_STORE],
 })
 export class StorageModule {}

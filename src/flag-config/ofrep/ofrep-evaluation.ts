@@ -1,6 +1,6 @@
 import { HttpStatus } from '@nestjs/common';
 import { DomainError } from '../../common/domain-error';
-import { OfrepFlagKey } from '../../http/api-exception.filter';
+import { OfrepFlagKey } from '../../http/error-response';
 import { ConfigEntry } from '../../flags/flags.repository';
 import { ConfigPayload } from '../config-payload';
 

@@ -16,8 +16,10 @@ import { STREAM_TOKENS, StreamTokens } from '../stream/stream-token';
 import { checkEvaluationRequest, evaluationOf, evaluationsOf, flagNotFound, OfrepEvaluation } from './ofrep-evaluation';
 import { OfrepBulkEvaluationDto, OfrepErrorDto, OfrepEvaluationDto, OfrepEvaluationRequestDto } from './ofrep.dto';
 
-/** The route prefix of OFREP, at the root of PUBLIC_URL as the protocol defines it. */
-export const OFREP_ROUTE = 'ofrep/v1/evaluate/flags';
+/** OFREP's root, at the root of PUBLIC_URL (outside base_url) as the protocol defines it. */
+export const OFREP_ROOT = 'ofrep';
+/** The route prefix of OFREP's evaluations. */
+export const OFREP_ROUTE = `${OFREP_ROOT}/v1/evaluate/flags`;
 /** How long a browser may leave a stream idle before closing it (OFREP's inactivityDelaySec). */
 const INACTIVITY_DELAY_SECONDS = 120;
 

@@ -4,7 +4,8 @@ import { ApiBearerAuth, ApiForbiddenResponse, ApiNotFoundResponse, ApiHeader, Ap
 import type { Request } from 'express';
 import { ApiKeyAuthenticator } from '../../auth/api-key-authenticator';
 import { AuthFailureLimiter } from '../../auth/auth-failure-limiter';
-import { API_KEY_SECURITY, Public } from '../../auth/auth.decorators';
+import { API_KEY_SECURITY } from '../../auth/auth.decorators';
+import { Public } from '../../http/access';
 import { permissionRefusal } from '../../auth/auth.errors';
 import { authenticateOrCount, countedAuthentication } from '../../auth/auth.guard';
 import { AuthenticatedRequest, Principal } from '../../auth/principal';

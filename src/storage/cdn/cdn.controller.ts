@@ -2,7 +2,7 @@ import { applyDecorators, Controller, Get, Head, HttpStatus, Param, Req, Res } f
 import { ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { pipeline } from 'node:stream/promises';
-import { Public } from '../../auth/auth.decorators';
+import { Public } from '../../http/access';
 import { ApiStorageErrors } from '../storage-openapi';
 import { CDN_ROUTE } from '../storage-routes';
 import { CdnRequest, CdnResponse, CdnService } from './cdn.service';

@@ -1,7 +1,7 @@
 import { Controller, HttpCode, HttpStatus, Param, Post, Put, Query, Req } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { Public } from '../../auth/auth.decorators';
+import { Public } from '../../http/access';
 import { UploadedItemDto } from '../items/dto/storage-item.dto';
 import { ApiStorageErrors } from '../storage-openapi';
 import { UPLOAD_ROUTE } from '../storage-routes';

@@ -2,7 +2,7 @@ import request from 'supertest';
 import { api, createFlag } from '../../test/factories/flags.factory';
 import { admin, bearer, createApiKey } from '../../test/factories/organizations.factory';
 import { useTestApp } from '../../test/support/test-suite';
-import { Permission } from '../../src/organizations/permission';
+import { Permission } from '../../src/auth/permission';
 import { FlagstoreError } from '../src';
 import { collectErrors, nextChange, nextError, tick, useClients } from './support/client-harness';
 import { errorResponse, RecordingFetch } from './support/recording-fetch';

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { ConfigStreamHub, MAX_STREAMS_PER_KEY, STREAM_LIFETIME_MS } from '../../src/flag-config/stream/config-stream.hub';
-import { Permission } from '../../src/organizations/permission';
+import { Permission } from '../../src/auth/permission';
 import { api, createFlag } from '../../test/factories/flags.factory';
 import { admin, bearer, createApiKey } from '../../test/factories/organizations.factory';
 import { eventually } from '../../test/support/eventually';

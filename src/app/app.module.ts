@@ -6,6 +6,7 @@ import { InvalidationBusModule } from '../invalidation/invalidation-bus';
 import { RedisModule } from '../redis/redis.module';
 import { AppConfig } from '../config/app-config';
 import { ConfigModule } from '../config/config.module';
+import { SigningSecretModule } from '../config/signing-secret';
 import { DatabaseModule } from '../database/database.module';
 import { FlagConfigModule } from '../flag-config/flag-config.module';
 import { FlagsModule } from '../flags/flags.module';
@@ -25,6 +26,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        SigningSecretModule,
         LoggingModule,
         DatabaseModule.forRoot(databaseUrl),
         RedisModule,

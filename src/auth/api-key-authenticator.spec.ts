@@ -7,8 +7,8 @@ import { buildConfigPayload } from '../flag-config/config-payload';
 import { RateLimiter } from '../rate-limit/rate-limiter';
 import { FlagConfigCache } from '../flag-config/flag-config.cache';
 import { FlagConfigPoll } from '../flag-config/flag-config-poll';
-import { OrganizationsRepository } from '../organizations/organizations.repository';
-import { Permission } from '../organizations/permission';
+import { ApiKeysRepository } from './api-keys.repository';
+import { Permission } from './permission';
 import * as apiKey from './api-key';
 import { hashApiKey } from './api-key';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
@@ -19,7 +19,7 @@ const KEY = 'fsk_test-key-test-key-test-key-test-key-test-ke';
 /** Computed here, not with `hashApiKey`: the stored form of a key is the hex SHA-256 of the key. */
 const KEY_SHA256 = createHash('sha256').update(KEY).digest('hex');
 
-type ApiKeyRow = Awaited<ReturnType<OrganizationsRepository['findActiveApiKeysByHashes']>>[number] | null;
+type ApiKeyRow = Awaited<ReturnType<ApiKeysRepository['findActiveApiKeysByHashes']>>[number] | null;
 
 /** Lookups go to the database in batches: at the end of the turn, or BATCH_WINDOW_MS later while one is in flight. */
 const nextTurn = () => new Promise<void>((resolve) => setTimeout(resolve, ApiKeyAuthenticator.BATCH_WINDOW_MS + 5));
@@ -41,7 +41,7 @@ function setup() {
         fail = reject;
       });
     },
-  } as unknown as OrganizationsRepository;
+  } as unknown as ApiKeysRepository;
   const fakeBus = {
     subscribe: (topic: string, handler: (id: string) => void) => bus.on(topic, handler),
     onReset: (handler: () => void) => bus.on('reset', handler),

@@ -2,9 +2,8 @@ import { timingSafeEqual } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InvalidationBus } from '../invalidation/invalidation-bus';
 import { isDatabaseUnavailable } from '../database/database-errors';
-import { OrganizationsRepository } from '../organizations/organizations.repository';
-import { ApiKey } from '../organizations/organization.model';
-import { bearerToken, hashApiKey, isApiKeyShaped } from './api-key';
+import { ApiKey, bearerToken, hashApiKey, isApiKeyShaped } from './api-key';
+import { ApiKeysRepository } from './api-keys.repository';
 import { Principal } from './principal';
 
 interface CacheEntry {
@@ -76,7 +75,7 @@ export class ApiKeyAuthenticator {
   private evictions = 0;
 
   constructor(
-    private readonly organizations: OrganizationsRepository,
+    private readonly apiKeys: ApiKeysRepository,
     bus: InvalidationBus,
   ) {
     bus.subscribe('apiKey', (keyId) => this.evict(keyId));
@@ -103,7 +102,7 @@ export class ApiKeyAuthenticator {
 
   /** The principal of a key named by id (a signed stream token), or null once it is revoked; not cached. */
   async activeKey(organizationId: string, keyId: string): Promise<Principal | null> {
-    const key = await this.organizations.findActiveApiKeyById(organizationId, keyId);
+    const key = await this.apiKeys.findActiveApiKeyById(organizationId, keyId);
     return key ? principalOf(key) : null;
   }
 
@@ -220,7 +219,7 @@ export class ApiKeyAuthenticator {
     for (let start = 0; start < hashes.length; start += ApiKeyAuthenticator.MAX_BATCH) {
       const chunk = hashes.slice(start, start + ApiKeyAuthenticator.MAX_BATCH);
       this.batchesInFlight += 1;
-      this.organizations.findActiveApiKeysByHashes(chunk).then(
+      this.apiKeys.findActiveApiKeysByHashes(chunk).then(
         (keys) => {
           this.batchesInFlight -= 1;
           const byHash = new Map(keys.map((key) => [key.keyHash, key]));

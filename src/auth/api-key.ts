@@ -1,4 +1,17 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { Permission } from './permission';
+
+/** An issued API key as stored. */
+export interface ApiKey {
+  id: string;
+  organizationId: string;
+  name: string;
+  /** SHA-256 of the key; the key itself is shown once and never stored. */
+  keyHash: string;
+  permissions: Permission[];
+  createdAt: Date;
+  revokedAt: Date | null;
+}
 
 const KEY_PREFIX = 'fsk_';
 /** `fsk_` and 32 random bytes in base64url without padding: exactly what generateApiKey() makes. */

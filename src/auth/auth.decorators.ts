@@ -9,7 +9,7 @@ import {
 } from '@nestjs/swagger';
 import { ApiErrorDto } from '../common/dto/api-error.dto';
 import { Access, ACCESS_KEY } from '../http/access';
-import { Permission } from '../organizations/permission';
+import { Permission } from './permission';
 import { AuthenticatedRequest, Principal } from './principal';
 
 export const PERMISSION_KEY = 'auth:permission';

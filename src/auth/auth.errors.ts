@@ -1,6 +1,6 @@
 import { ForbiddenException, UnauthorizedException } from '@nestjs/common';
 import { RateLimitedError } from '../rate-limit/rate-limited.error';
-import { Permission } from '../organizations/permission';
+import { Permission } from './permission';
 import { Principal } from './principal';
 
 /** Shared by the guards and the config poll's lean path, so both answer alike. */

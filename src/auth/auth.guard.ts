@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { Permission } from '../organizations/permission';
+import { Permission } from './permission';
 import { bearerToken, constantTimeEqual } from './api-key';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
 import { AuthFailureLimiter } from './auth-failure-limiter';

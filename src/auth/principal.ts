@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { Permission } from '../organizations/permission';
+import { Permission } from './permission';
 
 /** Who is calling: an organization's API key. */
 export interface Principal {

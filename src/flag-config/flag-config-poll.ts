@@ -7,7 +7,7 @@ import { authenticateOrCount } from '../auth/auth.guard';
 import { Principal } from '../auth/principal';
 import { writeApiError } from '../http/error-response';
 import { Metrics, PollCounts } from '../metrics/metrics';
-import { Permission } from '../organizations/permission';
+import { Permission } from '../auth/permission';
 import { ifNoneMatchMatches } from '../common/etag';
 import { CONFIG_CACHE_CONTROL, ConfigPayload } from './config-payload';
 import { RateLimitBudget, RateLimiter } from '../rate-limit/rate-limiter';

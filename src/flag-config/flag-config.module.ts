@@ -4,7 +4,7 @@ import { FlagsModule } from '../flags/flags.module';
 import { FlagConfigCache } from './flag-config.cache';
 import { FlagConfigController } from './flag-config.controller';
 import { FlagConfigPoll } from './flag-config-poll';
-import { loadSigningSecret } from '../storage/signed-urls/signing-secret';
+import { SIGNING_SECRET } from '../config/signing-secret';
 import { OfrepController } from './ofrep/ofrep.controller';
 import { ConfigStreamController } from './stream/config-stream.controller';
 import { ConfigStreamHub } from './stream/config-stream.hub';
@@ -22,8 +22,8 @@ import { STREAM_TOKENS, StreamTokens } from './stream/stream-token';
     StreamSlots,
     {
       provide: STREAM_TOKENS,
-      inject: [APP_CONFIG],
-      useFactory: async (config: AppConfig) => new StreamTokens(await loadSigningSecret(config.uploadSigningSecret, config.dataDir)),
+      inject: [SIGNING_SECRET],
+      useFactory: (secret: Buffer) => new StreamTokens(secret),
     },
   ],
   exports: [FlagConfigPoll, ConfigStreamHub],

@@ -5,7 +5,7 @@ import { Readable, pipeline } from 'node:stream';
 import { CurrentPrincipal, RequirePermission } from '../auth/auth.decorators';
 import { Principal } from '../auth/principal';
 import { ApiErrorDto } from '../common/dto/api-error.dto';
-import { Permission } from '../organizations/permission';
+import { Permission } from '../auth/permission';
 import { AuditExportQueryDto, AuditPageDto, AuditQueryDto } from './dto/flag-audit.dto';
 import { AUDIT_CSV_COLUMNS, AUDIT_EXPORT_MEDIA_TYPES, auditExportText } from './flag-audit-export';
 import { FlagsService } from './flags.service';

@@ -13,7 +13,7 @@ import { from, lastValueFrom, Observable } from 'rxjs';
 import { AuditActor } from '../audit/audit-entry';
 import { PERMISSION_KEY } from '../auth/auth.decorators';
 import { AuthenticatedRequest } from '../auth/principal';
-import { Permission } from '../organizations/permission';
+import { Permission } from '../auth/permission';
 import { FlagWrite, FlagWriter } from './flag-writer';
 
 const AUDITED_FLAG_WRITE = 'flags:audited-write';

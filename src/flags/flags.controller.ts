@@ -13,7 +13,7 @@ import { CurrentPrincipal, RequirePermission } from '../auth/auth.decorators';
 import { Principal } from '../auth/principal';
 import { UuidParam } from '../common/decorators/uuid-param.decorator';
 import { ApiErrorDto } from '../common/dto/api-error.dto';
-import { Permission } from '../organizations/permission';
+import { Permission } from '../auth/permission';
 import { CreateFlagDto, RestoreFlagDto, UpdateFlagDto } from './dto/flag-input.dto';
 import { FeatureFlagDto, FlagPageDto, ListFlagsQueryDto } from './dto/flag.dto';
 import { FlagWrite } from './flag-writer';

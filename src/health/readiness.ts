@@ -1,7 +1,4 @@
-import { constants } from 'node:fs';
-import { access } from 'node:fs/promises';
-import { join } from 'node:path';
-import { Inject, Injectable, ServiceUnavailableException } from '@nestjs/common';
+import { Injectable, ServiceUnavailableException } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import {
   HealthCheckResult,
@@ -13,14 +10,10 @@ import {
 } from '@nestjs/terminus';
 import { DataSource } from 'typeorm';
 import { RedisConnections } from '../redis/redis.module';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { OBJECT_STORE, ObjectStore } from '../storage/object-store/object-store';
+import { ReadinessChecks } from './readiness-checks';
 
 /** Each check is `down` after this; checks run together, so a hung dependency fails readiness well within 3 s. */
 export const CHECK_TIMEOUT_MS = 2_000;
-
-/** A key the service never makes (no organization has the nil UUID): reading it asks the bucket and finds nothing. */
-const PROBE_KEY = '00000000-0000-0000-0000-000000000000/00000000-0000-0000-0000-000000000000';
 
 export interface Readiness {
   ready: boolean;
@@ -28,9 +21,9 @@ export interface Readiness {
 }
 
 /**
- * Liveness and readiness through @nestjs/terminus. Ready: the database answers, no migration is pending, and,
- * when configured, Redis answers and the object store is usable (the S3 bucket answers a read; the local store's
- * directory is writable). Every check has a timeout.
+ * Liveness and readiness through @nestjs/terminus. Ready: the database answers, no migration is pending, every
+ * check another module registered passes (storage's: the object store is usable), and, when configured, Redis
+ * answers. Every check has a timeout.
  */
 @Injectable()
 export class HealthChecks {
@@ -40,8 +33,7 @@ export class HealthChecks {
     private readonly typeOrm: TypeOrmHealthIndicator,
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly redis: RedisConnections,
-    @Inject(OBJECT_STORE) private readonly store: ObjectStore,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly registered: ReadinessChecks,
   ) {}
 
   /** The process answers: no dependency is asked. */
@@ -56,8 +48,8 @@ export class HealthChecks {
         this.attempt('migrations', async () => {
           if (await this.dataSource.showMigrations()) throw new Error('migrations are pending: run npm run migration:run');
         }),
-      () => this.attempt('objectStore', () => this.objectStoreUsable()),
     ];
+    for (const [name, check] of this.registered.entries()) checks.push(() => this.attempt(name, check));
     const redis = this.redis.commands;
     if (redis) checks.push(() => this.attempt('redis', async () => void (await redis.ping())));
     try {
@@ -85,14 +77,5 @@ export class HealthChecks {
     } finally {
       clearTimeout(timer);
     }
-  }
-
-  private async objectStoreUsable(): Promise<void> {
-    if (this.config.s3) {
-      const found = await this.store.read(PROBE_KEY);
-      found?.destroy();
-      return;
-    }
-    await access(join(this.config.dataDir, 'objects'), constants.W_OK);
   }
 }

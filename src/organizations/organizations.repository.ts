@@ -1,16 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../database/sql';
-import { ApiKey, Organization, Subscription } from './organization.model';
-import { Permission } from './permission';
+import { Organization, Subscription } from './organization.model';
 
 // storage_allocation is a bigint; float8 carries every whole number up to 2^53 exactly, and the API allows no more.
 const ORGANIZATION = `id, name, storage_allocation::float8 AS "storageAllocation", created_at AS "createdAt"`;
-const API_KEY = `id, organization_id AS "organizationId", name, key_hash AS "keyHash", permissions,
-  created_at AS "createdAt", revoked_at AS "revokedAt"`;
 const SUBSCRIPTION = `id, organization_id AS "organizationId", plan, status, created_at AS "createdAt",
   cancelled_at AS "cancelledAt"`;
 
-/** Data access for organizations, their API keys and subscriptions. Runs in the caller's transaction, if any. */
+/** Data access for organizations and their subscriptions (API keys: auth's ApiKeysRepository). Runs in the caller's transaction, if any. */
 @Injectable()
 export class OrganizationsRepository {
   constructor(private readonly sql: Sql) {}
@@ -42,37 +39,6 @@ export class OrganizationsRepository {
       `UPDATE organizations SET storage_allocation = $2 WHERE id = $1 RETURNING ${ORGANIZATION}`,
       [organizationId, storageAllocation],
     );
-  }
-
-  async createApiKey(organizationId: string, name: string, keyHash: string, permissions: Permission[]): Promise<ApiKey> {
-    const key = await this.sql.row<ApiKey>(
-      `INSERT INTO api_keys (organization_id, name, key_hash, permissions) VALUES ($1, $2, $3, $4) RETURNING ${API_KEY}`,
-      [organizationId, name, keyHash, permissions],
-    );
-    return key!;
-  }
-
-  /** The active keys among `keyHashes`, in one query (the authenticator batches concurrent lookups). */
-  findActiveApiKeysByHashes(keyHashes: readonly string[]): Promise<ApiKey[]> {
-    return this.sql.rows<ApiKey>(`SELECT ${API_KEY} FROM api_keys WHERE key_hash = ANY($1::text[]) AND revoked_at IS NULL`, [keyHashes]);
-  }
-
-  /** The organization's key with this id while it is active (a stream token names a key by id). */
-  findActiveApiKeyById(organizationId: string, keyId: string): Promise<ApiKey | null> {
-    return this.sql.row<ApiKey>(`SELECT ${API_KEY} FROM api_keys WHERE id = $1 AND organization_id = $2 AND revoked_at IS NULL`, [
-      keyId,
-      organizationId,
-    ]);
-  }
-
-  /** Marks the key revoked; false when the organization has no such active key. */
-  async revokeApiKey(organizationId: string, keyId: string): Promise<boolean> {
-    const rows = await this.sql.rows(
-      `UPDATE api_keys SET revoked_at = clock_timestamp()
-       WHERE id = $1 AND organization_id = $2 AND revoked_at IS NULL RETURNING id`,
-      [keyId, organizationId],
-    );
-    return rows.length > 0;
   }
 
   async createSubscription(organizationId: string, plan: string): Promise<Subscription> {

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { generateApiKey, hashApiKey } from '../auth/api-key';
+import { ApiKeysRepository } from '../auth/api-keys.repository';
 import { InvalidationBus } from '../invalidation/invalidation-bus';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Transactions } from '../database/transactions';
@@ -20,6 +21,7 @@ import { OrganizationsRepository } from './organizations.repository';
 export class OrganizationsService {
   constructor(
     private readonly organizations: OrganizationsRepository,
+    private readonly apiKeys: ApiKeysRepository,
     private readonly transactions: Transactions,
     private readonly bus: InvalidationBus,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -40,13 +42,13 @@ export class OrganizationsService {
     return this.transactions.run(async () => {
       await this.lockExistingOrganization(organizationId);
       const key = generateApiKey();
-      const apiKey = await this.organizations.createApiKey(organizationId, dto.name, hashApiKey(key), dto.permissions);
+      const apiKey = await this.apiKeys.createApiKey(organizationId, dto.name, hashApiKey(key), dto.permissions);
       return CreatedApiKeyDto.from(apiKey, key);
     });
   }
 
   async revokeApiKey(organizationId: string, keyId: string): Promise<void> {
-    if (!(await this.organizations.revokeApiKey(organizationId, keyId))) {
+    if (!(await this.apiKeys.revokeApiKey(organizationId, keyId))) {
       throw OrganizationsErrors.apiKeyNotFound(keyId);
     }
     this.bus.publish('apiKey', keyId);

@@ -2,7 +2,7 @@ import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequirePermission } from '../auth/auth.decorators';
 import { Principal } from '../auth/principal';
-import { Permission } from '../organizations/permission';
+import { Permission } from '../auth/permission';
 import { FeatureFlagQuotaDto } from './dto/quota.dto';
 import { QuotaService } from './quota.service';
 

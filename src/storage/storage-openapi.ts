@@ -1,7 +1,7 @@
 import { applyDecorators, HttpStatus } from '@nestjs/common';
 import { ApiExtraModels, ApiProperty, ApiResponse } from '@nestjs/swagger';
 import { RequirePermission } from '../auth/auth.decorators';
-import { Permission } from '../organizations/permission';
+import { Permission } from '../auth/permission';
 import { StorageErrorCode } from './storage.errors';
 
 export class StorageErrorDetailDto {

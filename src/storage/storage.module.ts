@@ -1,6 +1,8 @@
-import { Module } from '@nestjs/common';
+import { Inject, Module, Optional } from '@nestjs/common';
 import { join } from 'node:path';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { SIGNING_SECRET } from '../config/signing-secret';
+import { ReadinessChecks } from '../health/readiness-checks';
 import { OrganizationsModule } from '../organizations/organizations.module';
 import { CdnController } from './cdn/cdn.controller';
 import { CdnService } from './cdn/cdn.service';
@@ -12,7 +14,6 @@ import { LocalObjectStore } from './object-store/local-object-store';
 import { OBJECT_STORE, ObjectStore } from './object-store/object-store';
 import { S3ObjectStore } from './object-store/s3-object-store';
 import { SignedUrls } from './signed-urls/signed-urls';
-import { loadSigningSecret } from './signed-urls/signing-secret';
 import { UploadController } from './signed-urls/upload.controller';
 import { UploadService } from './signed-urls/upload.service';
 import { StorageSweeper } from './sweeper/storage-sweeper';
@@ -37,9 +38,8 @@ async function createObjectStore(config: AppConfig): Promise<ObjectStore> {
     { provide: OBJECT_STORE, useFactory: createObjectStore, inject: [APP_CONFIG] },
     {
       provide: SignedUrls,
-      useFactory: async (config: AppConfig) =>
-        new SignedUrls(await loadSigningSecret(config.uploadSigningSecret, config.dataDir), config.urls.uploadUrl),
-      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig, secret: Buffer) => new SignedUrls(secret, config.urls.uploadUrl),
+      inject: [APP_CONFIG, SIGNING_SECRET],
     },
     StorageRepository,
     StorageAllocation,
@@ -50,4 +50,9 @@ async function createObjectStore(config: AppConfig): Promise<ObjectStore> {
   ],
   exports: [StorageSweeper, OBJECT_STORE],
 })
-export class StorageModule {}
+export class StorageModule {
+  /** Readiness includes the object store (absent from apps without health, such as the CLI's). */
+  constructor(@Inject(OBJECT_STORE) store: ObjectStore, @Optional() readiness?: ReadinessChecks) {
+    readiness?.register('objectStore', () => store.checkUsable());
+  }
+}

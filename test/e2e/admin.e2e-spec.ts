@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import request from 'supertest';
 import { admin, bearer, createApiKey, createOrganization } from '../factories/organizations.factory';
-import { Permission } from '../../src/organizations/permission';
+import { Permission } from '../../src/auth/permission';
 import { expectApiError } from '../support/expect-error';
 import { createTestApp, TestApp } from '../support/test-app';
 

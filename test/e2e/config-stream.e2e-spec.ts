@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { ConfigStreamHub, HEARTBEAT_MS, MAX_STREAMS_PER_KEY, STREAM_LIFETIME_MS } from '../../src/flag-config/stream/config-stream.hub';
 import { SLOT_RENEW_MS, SLOT_TTL_MS, StreamSlots } from '../../src/flag-config/stream/stream-slots';
-import { Permission } from '../../src/organizations/permission';
+import { Permission } from '../../src/auth/permission';
 import { api, createFlag } from '../factories/flags.factory';
 import { admin, bearer, createApiKey, createOrganization, TestOrganization } from '../factories/organizations.factory';
 import { openSse, SseBlock, SseConnection } from '../support/sse-client';

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { Permission } from '../../src/organizations/permission';
+import { Permission } from '../../src/auth/permission';
 import { createFlag } from '../factories/flags.factory';
 import { admin, bearer, createApiKey, createOrganization, TestOrganization } from '../factories/organizations.factory';
 import { bytes, pathOf, post, put, signedUrl, uploadFile } from '../factories/storage.factory';

@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { Permission } from '../../src/organizations/permission';
+import { Permission } from '../../src/auth/permission';
 import { api, createFlag } from '../factories/flags.factory';
 import { bearer, createApiKey } from '../factories/organizations.factory';
 import { expectApiError } from '../support/expect-error';

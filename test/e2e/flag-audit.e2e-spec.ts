@@ -1,4 +1,4 @@
-import { Permission } from '../../src/organizations/permission';
+import { Permission } from '../../src/auth/permission';
 import { api, createFlag, flagBody, storedFlagVersion } from '../factories/flags.factory';
 import { createApiKey, createOrganization } from '../factories/organizations.factory';
 import { useTestApp } from '../support/test-suite';

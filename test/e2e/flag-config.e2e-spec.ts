@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { configEtag } from '../../src/flag-config/config-payload';
-import { Permission } from '../../src/organizations/permission';
+import { Permission } from '../../src/auth/permission';
 import { api, createFlag } from '../factories/flags.factory';
 import { eventually } from '../support/eventually';
 import { describeWithBinaries, redisServerBinary } from '../support/servers/binaries';

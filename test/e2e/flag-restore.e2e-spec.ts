@@ -1,4 +1,4 @@
-import { Permission } from '../../src/organizations/permission';
+import { Permission } from '../../src/auth/permission';
 import { api, createFlag, storedFlagVersion } from '../factories/flags.factory';
 import { admin, createApiKey, createOrganization, subscribe } from '../factories/organizations.factory';
 import { expectApiError } from '../support/expect-error';

@@ -1,5 +1,5 @@
 import { CLOCK } from '../../src/common/clock';
-import { Permission } from '../../src/organizations/permission';
+import { Permission } from '../../src/auth/permission';
 import { FlagScheduler } from '../../src/flags/schedules/flag-scheduler';
 import { api, createFlag } from '../factories/flags.factory';
 import { admin, createApiKey, createOrganization, subscribe, TestOrganization } from '../factories/organizations.factory';

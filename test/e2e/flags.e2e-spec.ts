@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { Permission } from '../../src/organizations/permission';
+import { Permission } from '../../src/auth/permission';
 import { api, createFlag, flagBody, storedFlagVersion } from '../factories/flags.factory';
 import { createApiKey, createOrganization } from '../factories/organizations.factory';
 import { expectApiError } from '../support/expect-error';

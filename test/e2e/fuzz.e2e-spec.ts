@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import fc from 'fast-check';
 import request from 'supertest';
 import { createFlag } from '../factories/flags.factory';
-import { Permission } from '../../src/organizations/permission';
+import { Permission } from '../../src/auth/permission';
 import { bearer, createApiKey, createOrganization, TestOrganization } from '../factories/organizations.factory';
 import { signedUrl, uploadFile } from '../factories/storage.factory';
 import { createTestApp, TEST_ADMIN_TOKEN, TestApp } from '../support/test-app';

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { Permission } from '../../src/organizations/permission';
+import { Permission } from '../../src/auth/permission';
 import { api, createFlag } from '../factories/flags.factory';
 import { admin, bearer, createApiKey, createOrganization } from '../factories/organizations.factory';
 import { eventually } from '../support/eventually';

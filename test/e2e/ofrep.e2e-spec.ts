@@ -1,7 +1,7 @@
 import { OFREPProvider } from '@openfeature/ofrep-provider';
 import { ErrorCode, OpenFeature } from '@openfeature/server-sdk';
 import request from 'supertest';
-import { Permission } from '../../src/organizations/permission';
+import { Permission } from '../../src/auth/permission';
 import { api, createFlag } from '../factories/flags.factory';
 import { bearer, createApiKey, createOrganization, subscribe, TestOrganization } from '../factories/organizations.factory';
 import { createTestApp, TestApp } from '../support/test-app';

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { Permission } from '../../src/organizations/permission';
+import { Permission } from '../../src/auth/permission';
 import { admin, bearer, createApiKey, createOrganization, TestOrganization } from '../factories/organizations.factory';
 import {
   bytes,

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { Permission } from '../../src/organizations/permission';
+import { Permission } from '../../src/auth/permission';
 import { TEST_ADMIN_TOKEN, TestApp } from '../support/test-app';
 
 export const ALL_PERMISSIONS = Object.values(Permission);

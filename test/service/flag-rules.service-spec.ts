@@ -11,7 +11,7 @@ import { FlagWriter } from '../../src/flags/flag-writer';
 import { FlagWriteRoutesCheck } from '../../src/flags/flag-write.interceptor';
 import { FlagsService } from '../../src/flags/flags.service';
 import { OrganizationsService } from '../../src/organizations/organizations.service';
-import { Permission } from '../../src/organizations/permission';
+import { Permission } from '../../src/auth/permission';
 import { createServiceContext, ServiceTestContext } from '../support/service-module';
 
 /**

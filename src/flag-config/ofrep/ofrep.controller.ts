@@ -5,7 +5,7 @@ import type { Request } from 'express';
 import { AcceptsApiKeyHeader, CurrentPrincipal, RequirePermission } from '../../auth/auth.decorators';
 import { Principal } from '../../auth/principal';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { Permission } from '../../organizations/permission';
+import { Permission } from '../../auth/permission';
 import { CONFIG_CACHE_CONTROL, ConfigPayload } from '../config-payload';
 import { RateLimit } from '../../rate-limit/rate-limit.guard';
 import { RateLimitBudget } from '../../rate-limit/rate-limiter';

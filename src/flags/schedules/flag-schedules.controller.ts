@@ -4,7 +4,7 @@ import { CurrentPrincipal, RequirePermission } from '../../auth/auth.decorators'
 import { Principal } from '../../auth/principal';
 import { UuidParam } from '../../common/decorators/uuid-param.decorator';
 import { ApiErrorDto } from '../../common/dto/api-error.dto';
-import { Permission } from '../../organizations/permission';
+import { Permission } from '../../auth/permission';
 import { DeferredFlagWrite } from '../flag-write.interceptor';
 import { CreateFlagScheduleDto, FlagScheduleDto, FlagSchedulePageDto, ListFlagSchedulesQueryDto } from './dto/flag-schedule.dto';
 import { FlagSchedulesService } from './flag-schedules.service';

@@ -1,8 +1,9 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { ArrayMinSize, ArrayUnique, IsArray, IsEnum, IsInt, IsString, Max, Min } from 'class-validator';
 import { CharLength } from '../../common/validation';
-import { ApiKey, Organization, Subscription, SubscriptionStatus } from '../organization.model';
-import { Permission } from '../permission';
+import { ApiKey } from '../../auth/api-key';
+import { Organization, Subscription, SubscriptionStatus } from '../organization.model';
+import { Permission } from '../../auth/permission';
 
 export class CreateOrganizationDto {
   @ApiProperty({ minLength: 1, maxLength: 200, example: 'Acme Games' })

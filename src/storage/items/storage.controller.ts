@@ -3,7 +3,7 @@ import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal } from '../../auth/auth.decorators';
 import type { Principal } from '../../auth/principal';
 import { UuidParam } from '../../common/decorators/uuid-param.decorator';
-import { Permission } from '../../organizations/permission';
+import { Permission } from '../../auth/permission';
 import { SignedUrlDto, SignedUrlQueryDto } from '../signed-urls/dto/signed-url.dto';
 import { ApiStorageErrors, RequireStoragePermission } from '../storage-openapi';
 import { STORAGE_API_ROUTE } from '../storage-routes';

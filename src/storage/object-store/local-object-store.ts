@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { assertObjectKey, ByteRange, ObjectStore, StoredObject } from './object-store';
@@ -23,6 +24,11 @@ export class LocalObjectStore implements ObjectStore {
 
   async init(): Promise<void> {
     await mkdir(this.tmpDir, { recursive: true, mode: 0o700 });
+  }
+
+  /** Usable while its directory is writable. */
+  async checkUsable(): Promise<void> {
+    await access(this.root, constants.W_OK);
   }
 
   async put(key: string, body: Readable): Promise<void> {

@@ -37,7 +37,12 @@ export interface ObjectStore {
   list(after?: string): AsyncIterable<StoredObject>;
   /** Removes temporary leftovers of uploads that died (temp files, incomplete parts) older than `before`. */
   sweepTemporary(before: Date): Promise<number>;
+  /** Resolves when the store can be used now (readiness), rejects saying why it cannot. */
+  checkUsable(): Promise<void>;
 }
+
+/** A key the service never makes (no organization has the nil UUID): reading it asks the store and finds nothing. */
+export const PROBE_KEY = '00000000-0000-0000-0000-000000000000/00000000-0000-0000-0000-000000000000';
 
 const UUID_SOURCE = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 const UUID = new RegExp(`^${UUID_SOURCE}$`, 'i');

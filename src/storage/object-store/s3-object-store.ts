@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { Client } from 'minio';
 import { AppConfig } from '../../config/app-config';
-import { ByteRange, ObjectStore, StoredObject } from './object-store';
+import { ByteRange, ObjectStore, PROBE_KEY, StoredObject } from './object-store';
 import { writeNewFile } from './write-file';
 
 /**
@@ -41,6 +41,12 @@ export class S3ObjectStore implements ObjectStore {
     if (!(await this.client.bucketExists(this.settings.bucket))) {
       await this.client.makeBucket(this.settings.bucket, this.settings.region);
     }
+  }
+
+  /** Usable while the bucket answers a read (of a key that is never there). */
+  async checkUsable(): Promise<void> {
+    const found = await this.read(PROBE_KEY);
+    found?.destroy();
   }
 
   async put(key: string, body: Readable, size?: number): Promise<void> {

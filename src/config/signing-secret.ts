@@ -1,7 +1,8 @@
-import { Logger } from '@nestjs/common';
+import { Global, Logger, Module } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, open, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { APP_CONFIG, AppConfig } from './app-config';
 
 const SECRET_FILE = 'upload-signing-secret';
 const PRIVATE_MODE = 0o600;
@@ -81,3 +82,20 @@ async function keepPrivate(path: string): Promise<void> {
     await handle.close();
   }
 }
+
+/** The deployment's signing secret, loaded (or generated) once: upload URLs and stream tokens are signed with it. */
+export const SIGNING_SECRET = Symbol('SIGNING_SECRET');
+
+/** Provides SIGNING_SECRET to every module (global); the app imports it, the CLI, which signs nothing, does not. */
+@Global()
+@Module({
+  providers: [
+    {
+      provide: SIGNING_SECRET,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => loadSigningSecret(config.uploadSigningSecret, config.dataDir),
+    },
+  ],
+  exports: [SIGNING_SECRET],
+})
+export class SigningSecretModule {}

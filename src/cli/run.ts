@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { Logger, LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { AppModule } from '../app.module';
 import { AppConfig, ConfigValidationError, loadConfig } from '../config/app-config';
 import { runningPostmaster } from '../database/embedded-postgres';
 import { openDatabase } from '../database/open-database';
@@ -9,6 +8,7 @@ import { OrganizationsService } from '../organizations/organizations.service';
 import { commandUsage, parseFlags, usage } from './arguments';
 import { CliError } from './cli-error';
 import { commandNamed } from './commands';
+import { CliModule } from './cli.module';
 
 /**
  * Nest and the database launcher log through Nest's Logger; stdout is reserved for the one JSON result,
@@ -65,7 +65,7 @@ export async function runCli(argv: string[]): Promise<number> {
     if (!call) {
       result = { applied: database.applied };
     } else {
-      const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, database.url), {
+      const app = await NestFactory.createApplicationContext(CliModule.forRoot(config, database.url), {
         logger,
         abortOnError: false,
       });

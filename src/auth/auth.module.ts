@@ -2,14 +2,14 @@ import { Global, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { RateLimitGuard } from '../rate-limit/rate-limit.guard';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
-import { ApiKeysRepository } from './api-keys.repository';
+import { ApiKeysModule } from './api-keys.module';
 import { AuthFailureLimiter } from './auth-failure-limiter';
 import { AuthGuard, PermissionGuard } from './auth.guard';
 
 @Global()
 @Module({
+  imports: [ApiKeysModule],
   providers: [
-    ApiKeysRepository,
     ApiKeyAuthenticator,
     AuthFailureLimiter,
     { provide: APP_GUARD, useClass: AuthGuard },
@@ -17,6 +17,6 @@ import { AuthGuard, PermissionGuard } from './auth.guard';
     // Guards run in the order they are provided: authenticated, allowed, then counted.
     { provide: APP_GUARD, useClass: RateLimitGuard },
   ],
-  exports: [ApiKeysRepository, ApiKeyAuthenticator, AuthFailureLimiter],
+  exports: [ApiKeyAuthenticator, AuthFailureLimiter],
 })
 export class AuthModule {}

@@ -1,9 +1,11 @@
 import { Module } from '@nestjs/common';
+import { ApiKeysModule } from '../auth/api-keys.module';
 import { AdminController } from './admin.controller';
 import { OrganizationsRepository } from './organizations.repository';
 import { OrganizationsService } from './organizations.service';
 
 @Module({
+  imports: [ApiKeysModule],
   controllers: [AdminController],
   providers: [OrganizationsRepository, OrganizationsService],
   exports: [OrganizationsRepository, OrganizationsService],

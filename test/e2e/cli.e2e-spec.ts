@@ -1,6 +1,6 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import request from 'supertest';
@@ -161,6 +161,19 @@ describe('admin CLI', () => {
     expect(run.error).toEqual({ code: 'ORGANIZATION_NOT_FOUND', message: expect.stringMatching(/not found/) });
     const { rows } = await t.db.query('SELECT count(*)::int AS n FROM api_keys WHERE name = $1', ['orphan-key']);
     expect(rows[0].n).toBe(0);
+  });
+
+  it('boots only what the command uses: no object store folder, no signing secret under DATA_DIR', async () => {
+    const ownDataDir = mkdtempSync(join(tmpdir(), 'flagstore-cli-lean-'));
+    try {
+      const run = await runCli(['create-org', '--name', 'Lean'], { DATABASE_URL: t.databaseUrl, DATA_DIR: ownDataDir });
+      expect(run.code).toBe(0);
+      expect(run.json).toMatchObject({ name: 'Lean' });
+      // The storage module (object store, upload signing secret) would have created its files here.
+      expect(readdirSync(ownDataDir)).toEqual([]);
+    } finally {
+      rmSync(ownDataDir, { recursive: true, force: true });
+    }
   });
 
   it('migrates an up-to-date database as a no-op', async () => {

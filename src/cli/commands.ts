@@ -1,0 +1,131 @@
+import { ClassConstructor, plainToInstance } from 'class-transformer';
+import { isUUID, validate } from 'class-validator';
+import { describeValidationErrors } from '../common/validation';
+import {
+  CreateApiKeyDto,
+  CreateOrganizationDto,
+  CreateSubscriptionDto,
+  UpdateOrganizationDto,
+} from '../organizations/dto/organization.dto';
+import type { OrganizationsService } from '../organizations/organizations.service';
+import { CliError } from './cli-error';
+
+/**
+ * The admin CLI's commands. Each does exactly what its admin API call does, through the same OrganizationsService
+ * and the same DTO validation rules.
+ */
+
+export type FlagName = 'name' | 'bytes' | 'org' | 'key' | 'permissions' | 'plan' | 'subscription';
+export type Flags = Partial<Record<FlagName, string>>;
+
+export interface CommandSpec {
+  summary: string;
+  flags: FlagName[];
+  /** Validates the flags (before any database is opened) and returns the call to make; null for `migrate`. */
+  prepare(flags: Required<Flags>): Promise<(service: OrganizationsService) => Promise<unknown>> | null;
+}
+
+/** Which flag a DTO property comes from, so that a validation message names both. */
+const FLAG_OF_PROPERTY: Record<string, FlagName> = {
+  name: 'name',
+  storageAllocation: 'bytes',
+  permissions: 'permissions',
+  plan: 'plan',
+};
+
+export const COMMANDS: Record<string, CommandSpec> = {
+  'create-org': {
+    summary: 'Create an organization (POST /v1/admin/organizations)',
+    flags: ['name'],
+    prepare: async (flags) => {
+      const dto = await validated(CreateOrganizationDto, { name: flags.name });
+      return (service) => service.createOrganization(dto);
+    },
+  },
+  'set-allocation': {
+    summary: "Set an organization's storage allocation in bytes (PATCH /v1/admin/organizations/{orgId})",
+    flags: ['org', 'bytes'],
+    prepare: async (flags) => {
+      const org = uuid('org', flags.org);
+      const dto = await validated(UpdateOrganizationDto, { storageAllocation: integerArgument('bytes', 'storageAllocation', flags.bytes) });
+      return (service) => service.updateOrganization(org, dto);
+    },
+  },
+  'create-key': {
+    summary: 'Issue an API key; the key is printed once (POST /v1/admin/organizations/{orgId}/api-keys)',
+    flags: ['org', 'name', 'permissions'],
+    prepare: async (flags) => {
+      const org = uuid('org', flags.org);
+      const permissions = flags.permissions.trim() === '' ? [] : flags.permissions.split(',').map((p) => p.trim());
+      const dto = await validated(CreateApiKeyDto, { name: flags.name, permissions });
+      return (service) => service.createApiKey(org, dto);
+    },
+  },
+  'revoke-key': {
+    summary: 'Revoke an API key (DELETE /v1/admin/organizations/{orgId}/api-keys/{keyId})',
+    flags: ['org', 'key'],
+    prepare: async (flags) => {
+      const org = uuid('org', flags.org);
+      const key = uuid('key', flags.key);
+      return async (service) => {
+        await service.revokeApiKey(org, key);
+        return { revoked: key };
+      };
+    },
+  },
+  subscribe: {
+    summary: 'Add an active subscription (POST /v1/admin/organizations/{orgId}/subscriptions)',
+    flags: ['org', 'plan'],
+    prepare: async (flags) => {
+      const org = uuid('org', flags.org);
+      const dto = await validated(CreateSubscriptionDto, { plan: flags.plan });
+      return (service) => service.createSubscription(org, dto);
+    },
+  },
+  unsubscribe: {
+    summary: 'Cancel a subscription (DELETE /v1/admin/organizations/{orgId}/subscriptions/{subscriptionId})',
+    flags: ['org', 'subscription'],
+    prepare: async (flags) => {
+      const org = uuid('org', flags.org);
+      const subscription = uuid('subscription', flags.subscription);
+      return async (service) => {
+        await service.cancelSubscription(org, subscription);
+        return { cancelled: subscription };
+      };
+    },
+  },
+  migrate: {
+    summary: 'Apply pending database migrations',
+    flags: [],
+    prepare: () => null,
+  },
+};
+
+/** The command of that name, if there is one (never an Object.prototype member). */
+export function commandNamed(name: string): CommandSpec | undefined {
+  return Object.prototype.hasOwnProperty.call(COMMANDS, name) ? COMMANDS[name] : undefined;
+}
+
+/** The DTO the admin API would receive, validated with the same options as its ValidationPipe. */
+async function validated<T extends object>(type: ClassConstructor<T>, plain: Record<string, unknown>): Promise<T> {
+  const dto = plainToInstance(type, plain);
+  const errors = await validate(dto, { whitelist: true, forbidNonWhitelisted: true });
+  if (errors.length > 0) {
+    const flag = FLAG_OF_PROPERTY[errors[0].property];
+    throw new CliError('VALIDATION_ERROR', `${describeValidationErrors(errors)}${flag ? ` (--${flag})` : ''}`);
+  }
+  return dto;
+}
+
+function uuid(flag: FlagName, value: string): string {
+  if (!isUUID(value)) throw new CliError('VALIDATION_ERROR', `--${flag} must be a valid UUID`);
+  return value;
+}
+
+/** JSON would carry a number; a command line carries text, which must be a plain integer to become one. */
+function integerArgument(flag: FlagName, property: string, raw: string): number {
+  const text = raw.trim();
+  // Decimals go on to the DTO, whose @IsInt names the rule; text that is no number at all stops here.
+  if (!/^-?\d+(\.\d+)?$/.test(text)) throw new CliError('VALIDATION_ERROR', `${property} must be an integer number (--${flag})`);
+  return Number(text);
+}

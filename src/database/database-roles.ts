@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { Client } from 'pg';
+import { withAdvisoryLock } from './advisory-lock';
 
 /**
  * Two roles: the owner owns the schema and runs the migrations; the service connects as a role that owns nothing
@@ -53,8 +54,7 @@ export async function withClient<T>(url: string, run: (client: Client) => Promis
  */
 export async function ensureLoginRoles(superuserUrl: string, roles: RoleCredentials[]): Promise<void> {
   await withClient(superuserUrl, async (client) => {
-    await client.query('SELECT pg_advisory_lock($1)', [ROLE_LOCK_KEY]);
-    try {
+    await withAdvisoryLock(client, ROLE_LOCK_KEY, async () => {
       for (const role of roles) {
         const name = client.escapeIdentifier(role.name);
         const { rowCount } = await client.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [role.name]);
@@ -63,9 +63,7 @@ export async function ensureLoginRoles(superuserUrl: string, roles: RoleCredenti
           `ALTER ROLE ${name} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD ${client.escapeLiteral(role.password)}`,
         );
       }
-    } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [ROLE_LOCK_KEY]);
-    }
+    });
   });
 }
 

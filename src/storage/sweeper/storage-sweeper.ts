@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { withTryAdvisoryLock } from '../../database/advisory-lock';
 import { StorageRepository } from '../items/storage.repository';
 import { itemIdOfKey, OBJECT_STORE, ObjectStore } from '../object-store/object-store';
-import { withTryAdvisoryLock } from './advisory-lock';
 
 export const SWEEP_INTERVAL_MS = 60_000;
 /**

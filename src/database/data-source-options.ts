@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { DataSource, DataSourceOptions, Migration, QueryFailedError } from 'typeorm';
 import { withAdvisoryLock } from './advisory-lock';
+import { MIGRATION_LOCK_KEY } from './advisory-lock-keys';
 import { grantServiceRole } from './database-roles';
 import { DatabaseSetupError } from './database-setup-error';
 
@@ -8,9 +9,6 @@ import { DatabaseSetupError } from './database-setup-error';
 const MIGRATIONS = __filename.endsWith('.ts')
   ? join(__dirname, '..', '..', 'migrations', '*.ts')
   : join(__dirname, '..', 'migrations', '*.js');
-
-// A constant key for pg_advisory_lock so that instances booting together migrate one at a time.
-const MIGRATION_LOCK_KEY = 7_311_020_418;
 
 export function dataSourceOptions(databaseUrl: string): DataSourceOptions {
   return {

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Client } from 'pg';
 import { withAdvisoryLock } from './advisory-lock';
+import { ROLE_LOCK_KEY } from './advisory-lock-keys';
 
 /**
  * Two roles: the owner owns the schema and runs the migrations; the service connects as a role that owns nothing
@@ -17,9 +18,6 @@ export interface RoleCredentials {
 export const APPEND_ONLY_TABLES: readonly string[] = ['flag_audit_entries'];
 /** Tables the service only reads: which migrations ran (the migration runner is the owner). */
 const READ_ONLY_TABLES: readonly string[] = ['migrations'];
-
-/** Serialises role creation by concurrent boots (or test runs) on one server; roles are cluster-wide. */
-const ROLE_LOCK_KEY = 7_311_020_419;
 
 /**
  * A role's password derived from a secret the caller already keeps (the embedded cluster's superuser password):

@@ -1,5 +1,7 @@
 import { join } from 'node:path';
 import { DataSource, DataSourceOptions, Migration, QueryFailedError } from 'typeorm';
+import { withAdvisoryLock } from './advisory-lock';
+import { MIGRATION_LOCK_KEY } from './advisory-lock-keys';
 import { grantServiceRole } from './database-roles';
 import { DatabaseSetupError } from './database-setup-error';
 
@@ -7,9 +9,6 @@ import { DatabaseSetupError } from './database-setup-error';
 const MIGRATIONS = __filename.endsWith('.ts')
   ? join(__dirname, '..', '..', 'migrations', '*.ts')
   : join(__dirname, '..', 'migrations', '*.js');
-
-// A constant key for pg_advisory_lock so that instances booting together migrate one at a time.
-const MIGRATION_LOCK_KEY = 7_311_020_418;
 
 export function dataSourceOptions(databaseUrl: string): DataSourceOptions {
   return {
@@ -42,15 +41,17 @@ export async function runMigrations(databaseUrl: string, options: MigrateOptions
   await dataSource.initialize();
   try {
     const [{ role }] = (await dataSource.query('SELECT current_user AS role')) as { role: string }[];
-    await dataSource.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
-    let applied: Migration[];
-    try {
-      applied = await dataSource.runMigrations({ transaction: 'each' });
-    } catch (error) {
-      throw explainMigrationFailure(error, role);
-    }
-    if (options.grantTo !== undefined && options.grantTo !== role) await grantServiceRole(dataSource, options.grantTo);
-    await dataSource.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+    // The pool holds one connection (max: 1), so the lock and the migrations share one session.
+    const applied = await withAdvisoryLock(dataSource, MIGRATION_LOCK_KEY, async () => {
+      let migrations: Migration[];
+      try {
+        migrations = await dataSource.runMigrations({ transaction: 'each' });
+      } catch (error) {
+        throw explainMigrationFailure(error, role);
+      }
+      if (options.grantTo !== undefined && options.grantTo !== role) await grantServiceRole(dataSource, options.grantTo);
+      return migrations;
+    });
     return applied.map((migration) => migration.name);
   } finally {
     await dataSource.destroy();

@@ -4,12 +4,12 @@ import { QueryFailedError } from 'typeorm';
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH']);
 /** SQLSTATEs of a server that is shutting down, starting, full, or that cancelled a statement that ran too long. */
 const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '53300', '57014']);
-/** What `pg` says when a connection could not be made or died under a query. */
 /**
  * TypeORM's, when the connection of a transaction was lost under it (PostgreSQL shut down mid-transaction) and
  * the transaction's next statement finds its query runner released.
  */
 const TYPEORM_NAMES = new Set(['QueryRunnerProviderAlreadyReleasedError']);
+/** What `pg` says when a connection could not be made or died under a query. */
 const PG_MESSAGES = [
   'timeout exceeded when trying to connect',
   'Connection terminated',

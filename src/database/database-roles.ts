@@ -1,5 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Client } from 'pg';
+import { withAdvisoryLock } from './advisory-lock';
+import { ROLE_LOCK_KEY } from './advisory-lock-keys';
 
 /**
  * Two roles: the owner owns the schema and runs the migrations; the service connects as a role that owns nothing
@@ -16,9 +18,6 @@ export interface RoleCredentials {
 export const APPEND_ONLY_TABLES: readonly string[] = ['flag_audit_entries'];
 /** Tables the service only reads: which migrations ran (the migration runner is the owner). */
 const READ_ONLY_TABLES: readonly string[] = ['migrations'];
-
-/** Serialises role creation by concurrent boots (or test runs) on one server; roles are cluster-wide. */
-const ROLE_LOCK_KEY = 7_311_020_419;
 
 /**
  * A role's password derived from a secret the caller already keeps (the embedded cluster's superuser password):
@@ -53,8 +52,7 @@ export async function withClient<T>(url: string, run: (client: Client) => Promis
  */
 export async function ensureLoginRoles(superuserUrl: string, roles: RoleCredentials[]): Promise<void> {
   await withClient(superuserUrl, async (client) => {
-    await client.query('SELECT pg_advisory_lock($1)', [ROLE_LOCK_KEY]);
-    try {
+    await withAdvisoryLock(client, ROLE_LOCK_KEY, async () => {
       for (const role of roles) {
         const name = client.escapeIdentifier(role.name);
         const { rowCount } = await client.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [role.name]);
@@ -63,9 +61,7 @@ export async function ensureLoginRoles(superuserUrl: string, roles: RoleCredenti
           `ALTER ROLE ${name} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD ${client.escapeLiteral(role.password)}`,
         );
       }
-    } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [ROLE_LOCK_KEY]);
-    }
+    });
   });
 }
 

@@ -1,9 +1,10 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { withTryAdvisoryLock } from '../../database/advisory-lock';
+import { SWEEP_LOCK_KEY } from '../../database/advisory-lock-keys';
 import { StorageRepository } from '../items/storage.repository';
 import { itemIdOfKey, OBJECT_STORE, ObjectStore } from '../object-store/object-store';
-import { withTryAdvisoryLock } from './advisory-lock';
 
 export const SWEEP_INTERVAL_MS = 60_000;
 /**
@@ -22,11 +23,8 @@ export const STALE_CLAIM_MS = 60 * 60 * 1000;
 const BATCH = 500;
 /** Objects the orphan pass examines per run, whatever the size of the store: the next run resumes after them. */
 export const ORPHAN_SCAN_PAGE = 1000;
-/**
- * The session-level advisory lock that lets one instance at a time do the sweep's shared work (the database rows
- * and the shared object store). Next to the migrations' 7_311_020_418 and the role set-up's 7_311_020_419.
- */
-export const SWEEP_LOCK_KEY = 7_311_020_420;
+// Defined with every other advisory lock key; still exported from here, where the tests have always found it.
+export { SWEEP_LOCK_KEY };
 
 export interface SweepReport {
   /** Another instance held the sweep lock: this run did none of the shared work (only its own temp files). */

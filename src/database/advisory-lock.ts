@@ -1,5 +1,24 @@
 import type { DataSource } from 'typeorm';
 
+/** One database session: a pg Client, or a TypeORM data source whose pool holds a single connection. */
+export interface SqlSession {
+  query(sql: string, parameters?: unknown[]): Promise<unknown>;
+}
+
+/**
+ * Runs `run` while `session` holds the session-level advisory lock `key`, waiting (pg_advisory_lock) for as long
+ * as another session holds it, and releases the lock once `run` has succeeded. `session` must be one connection
+ * that the caller ends as soon as it is done. When `run` fails, the lock is left for the end of that session to
+ * free: the session may no longer be able to run the unlock (a TypeORM migration run that fails before its first
+ * migration keeps the pool's only connection checked out, so an unlock would wait for it forever).
+ */
+export async function withAdvisoryLock<T>(session: SqlSession, key: number, run: () => Promise<T>): Promise<T> {
+  await session.query('SELECT pg_advisory_lock($1)', [key]);
+  const result = await run();
+  await session.query('SELECT pg_advisory_unlock($1)', [key]);
+  return result;
+}
+
 export type LockedRun<T> = { acquired: true; result: T } | { acquired: false };
 
 /**

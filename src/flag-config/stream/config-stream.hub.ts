@@ -5,16 +5,15 @@ import { Metrics } from '../../metrics/metrics';
 import { Principal } from '../../auth/principal';
 import { ConfigPayload } from '../config-payload';
 import { FlagConfigCache } from '../flag-config.cache';
+import { eventFrame, hasOutlived, HEARTBEAT_FRAME, retryFrame, SSE_HEADERS } from './sse-frames';
 import { SLOT_RENEW_MS, StreamSlots } from './stream-slots';
+
+export { STREAM_LIFETIME_MS } from './sse-frames';
 
 /** A stream that has been silent this long gets a comment line, so proxies (nginx reads for 60 s) keep it open. */
 export const HEARTBEAT_MS = 15_000;
-/** A stream ends after this, with a `retry:` hint: connections move between instances as they come and go. */
-export const STREAM_LIFETIME_MS = 10 * 60_000;
 /** Open streams per key across the deployment (StreamSlots); the next is refused with 429. */
 export const MAX_STREAMS_PER_KEY = 20;
-/** The reconnect delay a closing stream suggests: this, plus up to as much again at random, so clients spread out. */
-const RETRY_BASE_MS = 1_000;
 /** How often the hub looks for streams due a heartbeat or past their lifetime. */
 const TICK_MS = 1_000;
 /**
@@ -22,7 +21,6 @@ const TICK_MS = 1_000;
  * over all of them would hold up every poll in flight for a few hundred milliseconds.
  */
 const WRITE_SLICE = 256;
-const HEARTBEAT = Buffer.from(': keep-alive\n\n');
 
 interface OpenStream {
   response: ServerResponse;
@@ -161,12 +159,7 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
       etag: lastEventId ?? null,
       slotId: slot.id,
     };
-    response.writeHead(200, {
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-cache',
-      // nginx passes events on as they come (it would buffer them otherwise).
-      'X-Accel-Buffering': 'no',
-    });
+    response.writeHead(200, SSE_HEADERS);
     response.socket?.setNoDelay(true);
     // Headers go out now, so a client sees the stream open even when no event is due.
     response.flushHeaders();
@@ -174,7 +167,7 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
     // Counted in byKey from now on, and by its row until it ends.
     slot.keep();
     response.once('close', () => this.remove(stream));
-    if (stream.etag !== payload.etag) this.write(stream, eventOf(payload), payload.etag);
+    if (stream.etag !== payload.etag) this.write(stream, eventFrame(payload), payload.etag);
   }
 
   /** Ends every stream with a `retry:` hint: shutdown (SIGTERM), so clients reconnect to another instance. */
@@ -202,14 +195,13 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
         this.slots.renew(now).catch((error: unknown) => this.logger.warn(`Could not renew the stream slots of this instance: ${String(error)}`));
       }
     }
-    const expired = now - STREAM_LIFETIME_MS;
     const quiet = now - HEARTBEAT_MS;
     for (const streams of [...this.byKey.values()]) {
       for (const stream of [...streams]) {
-        if (stream.openedAt <= expired) this.end(stream);
+        if (hasOutlived(stream.openedAt, now)) this.end(stream);
         else if (stream.wroteAt <= quiet) {
           stream.wroteAt = now;
-          stream.response.write(HEARTBEAT);
+          stream.response.write(HEARTBEAT_FRAME);
         }
       }
     }
@@ -227,7 +219,7 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
       this.logger.warn(`Could not rebuild the config of organization ${organizationId} for its streams: ${String(error)}`);
       return;
     }
-    const event = eventOf(payload);
+    const event = eventFrame(payload);
     const streams = [...(this.byOrganization.get(organizationId) ?? [])];
     for (let start = 0; start < streams.length; start += WRITE_SLICE) {
       if (start > 0) await new Promise((resolve) => setImmediate(resolve));
@@ -251,8 +243,7 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
 
   private end(stream: OpenStream): void {
     this.remove(stream);
-    const retry = RETRY_BASE_MS + Math.floor(Math.random() * RETRY_BASE_MS);
-    stream.response.end(`retry: ${retry}\n\n`);
+    stream.response.end(retryFrame());
   }
 
   private add(stream: OpenStream): void {
@@ -293,10 +284,4 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
       });
     this.releasing.set(keyId, freed);
   }
-}
-
-/** The one event of a payload: OFREP's refetchEvaluation, with the ETag as its id. */
-function eventOf(payload: ConfigPayload): Buffer {
-  const data = JSON.stringify({ type: 'refetchEvaluation', etag: payload.etag, lastModified: Math.floor(payload.builtAt / 1000) });
-  return Buffer.from(`id: ${payload.etag}\nevent: message\ndata: ${data}\n\n`);
 }

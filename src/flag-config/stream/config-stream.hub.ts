@@ -5,17 +5,15 @@ import { Metrics } from '../../metrics/metrics';
 import { Principal } from '../../auth/principal';
 import { ConfigPayload } from '../config-payload';
 import { FlagConfigCache } from '../flag-config.cache';
-import { eventFrame, hasOutlived, HEARTBEAT_FRAME, retryFrame, SSE_HEADERS } from './sse-frames';
+import { eventFrame, HEARTBEAT_FRAME, retryFrame, SSE_HEADERS } from './sse-frames';
+import { dueOf, startTicking } from './stream-heartbeats';
 import { SLOT_RENEW_MS, StreamSlots } from './stream-slots';
 
 export { STREAM_LIFETIME_MS } from './sse-frames';
+export { HEARTBEAT_MS } from './stream-heartbeats';
 
-/** A stream that has been silent this long gets a comment line, so proxies (nginx reads for 60 s) keep it open. */
-export const HEARTBEAT_MS = 15_000;
 /** Open streams per key across the deployment (StreamSlots); the next is refused with 429. */
 export const MAX_STREAMS_PER_KEY = 20;
-/** How often the hub looks for streams due a heartbeat or past their lifetime. */
-const TICK_MS = 1_000;
 /**
  * Streams written to in one go before the hub yields to the event loop: with thousands of streams, one loop
  * over all of them would hold up every poll in flight for a few hundred milliseconds.
@@ -83,8 +81,7 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
     bus.onReset(() => {
       for (const organizationId of this.byOrganization.keys()) void this.changed(organizationId);
     });
-    this.timer = setInterval(() => this.beat(), TICK_MS);
-    this.timer.unref();
+    this.timer = startTicking(() => this.beat());
   }
 
   /** Open streams on this instance. */
@@ -195,11 +192,11 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
         this.slots.renew(now).catch((error: unknown) => this.logger.warn(`Could not renew the stream slots of this instance: ${String(error)}`));
       }
     }
-    const quiet = now - HEARTBEAT_MS;
     for (const streams of [...this.byKey.values()]) {
       for (const stream of [...streams]) {
-        if (hasOutlived(stream.openedAt, now)) this.end(stream);
-        else if (stream.wroteAt <= quiet) {
+        const due = dueOf(stream, now);
+        if (due === 'end') this.end(stream);
+        else if (due === 'heartbeat') {
           stream.wroteAt = now;
           stream.response.write(HEARTBEAT_FRAME);
         }

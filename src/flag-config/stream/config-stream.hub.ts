@@ -6,6 +6,8 @@ import { Principal } from '../../auth/principal';
 import { ConfigPayload } from '../config-payload';
 import { FlagConfigCache } from '../flag-config.cache';
 import { eventFrame, HEARTBEAT_FRAME, retryFrame, SSE_HEADERS } from './sse-frames';
+import { OpenStream, OpenStreams } from './open-streams';
+import { FanOuts, writeInSlices } from './stream-fan-out';
 import { dueOf, startTicking } from './stream-heartbeats';
 import { SLOT_RENEW_MS, StreamSlots } from './stream-slots';
 
@@ -14,24 +16,6 @@ export { HEARTBEAT_MS } from './stream-heartbeats';
 
 /** Open streams per key across the deployment (StreamSlots); the next is refused with 429. */
 export const MAX_STREAMS_PER_KEY = 20;
-/**
- * Streams written to in one go before the hub yields to the event loop: with thousands of streams, one loop
- * over all of them would hold up every poll in flight for a few hundred milliseconds.
- */
-const WRITE_SLICE = 256;
-
-interface OpenStream {
-  response: ServerResponse;
-  organizationId: string;
-  keyId: string;
-  openedAt: number;
-  /** When something was last written to it: a heartbeat is due HEARTBEAT_MS after that. */
-  wroteAt: number;
-  /** The ETag of the last event sent: a change that leaves the payload's ETag as it was sends nothing. */
-  etag: string | null;
-  /** Its row in StreamSlots; undefined when it was opened while the database was away (counted here only). */
-  slotId: string | undefined;
-}
 
 /**
  * A place for one stream of a key, taken before the stream's payload is read so that racing opens cannot pass the
@@ -56,12 +40,10 @@ export interface StreamSlot {
 @Injectable()
 export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger(ConfigStreamHub.name);
-  private readonly byOrganization = new Map<string, Set<OpenStream>>();
-  private readonly byKey = new Map<string, Set<OpenStream>>();
+  private readonly streams = new OpenStreams();
   /** Slots taken for streams still being opened, by key. */
   private readonly opening = new Map<string, number>();
-  /** Bumped by each change of an organization: a fan-out still writing an older event stops. */
-  private readonly generations = new Map<string, number>();
+  private readonly fanOuts = new FanOuts();
   /** Deletes of slots of this key's ended streams still on their way: a take for the key waits for them. */
   private readonly releasing = new Map<string, Promise<void>>();
   private readonly timer: NodeJS.Timeout;
@@ -79,16 +61,14 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
     bus.subscribe('apiKey', (keyId) => this.closeKey(keyId));
     // Messages may have been missed: every organization with streams gets the current ETag (sent only if new).
     bus.onReset(() => {
-      for (const organizationId of this.byOrganization.keys()) void this.changed(organizationId);
+      for (const organizationId of this.streams.organizations()) void this.changed(organizationId);
     });
     this.timer = startTicking(() => this.beat());
   }
 
   /** Open streams on this instance. */
   get size(): number {
-    let count = 0;
-    for (const streams of this.byKey.values()) count += streams.size;
-    return count;
+    return this.streams.size;
   }
 
   /** True once shutdown began: new streams go to another instance. */
@@ -103,7 +83,7 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
    */
   async reserve(keyId: string, now = Date.now()): Promise<StreamSlot | null> {
     const opening = this.opening.get(keyId) ?? 0;
-    if ((this.byKey.get(keyId)?.size ?? 0) + opening >= MAX_STREAMS_PER_KEY) return null;
+    if (this.streams.countOfKey(keyId) + opening >= MAX_STREAMS_PER_KEY) return null;
     this.opening.set(keyId, opening + 1);
     let released = false;
     const leave = () => {
@@ -161,7 +141,7 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
     // Headers go out now, so a client sees the stream open even when no event is due.
     response.flushHeaders();
     this.add(stream);
-    // Counted in byKey from now on, and by its row until it ends.
+    // Counted among the key's open streams from now on, and by its row until it ends.
     slot.keep();
     response.once('close', () => this.remove(stream));
     if (stream.etag !== payload.etag) this.write(stream, eventFrame(payload), payload.etag);
@@ -170,7 +150,7 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
   /** Ends every stream with a `retry:` hint: shutdown (SIGTERM), so clients reconnect to another instance. */
   closeAll(): void {
     this.closing = true;
-    for (const streams of [...this.byKey.values()]) for (const stream of [...streams]) this.end(stream);
+    for (const stream of this.streams.all()) this.end(stream);
   }
 
   /** Ends every stream, then gives back this instance's slots at once, rather than when their rows expire. */
@@ -188,26 +168,23 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
   beat(now = Date.now()): void {
     if (now - this.renewedAt >= SLOT_RENEW_MS) {
       this.renewedAt = now;
-      if (this.byKey.size > 0) {
+      if (!this.streams.isEmpty) {
         this.slots.renew(now).catch((error: unknown) => this.logger.warn(`Could not renew the stream slots of this instance: ${String(error)}`));
       }
     }
-    for (const streams of [...this.byKey.values()]) {
-      for (const stream of [...streams]) {
-        const due = dueOf(stream, now);
-        if (due === 'end') this.end(stream);
-        else if (due === 'heartbeat') {
-          stream.wroteAt = now;
-          stream.response.write(HEARTBEAT_FRAME);
-        }
+    for (const stream of this.streams.all()) {
+      const due = dueOf(stream, now);
+      if (due === 'end') this.end(stream);
+      else if (due === 'heartbeat') {
+        stream.wroteAt = now;
+        stream.response.write(HEARTBEAT_FRAME);
       }
     }
   }
 
   private async changed(organizationId: string): Promise<void> {
-    if (!this.byOrganization.has(organizationId)) return;
-    const generation = (this.generations.get(organizationId) ?? 0) + 1;
-    this.generations.set(organizationId, generation);
+    if (!this.streams.hasOrganization(organizationId)) return;
+    const isCurrent = this.fanOuts.begin(organizationId);
     let payload: ConfigPayload;
     try {
       payload = await this.cache.get(organizationId);
@@ -216,16 +193,11 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
       this.logger.warn(`Could not rebuild the config of organization ${organizationId} for its streams: ${String(error)}`);
       return;
     }
+    const { etag } = payload;
     const event = eventFrame(payload);
-    const streams = [...(this.byOrganization.get(organizationId) ?? [])];
-    for (let start = 0; start < streams.length; start += WRITE_SLICE) {
-      if (start > 0) await new Promise((resolve) => setImmediate(resolve));
-      // A newer change is on its way to these streams: its event supersedes this one.
-      if (this.generations.get(organizationId) !== generation) return;
-      for (const stream of streams.slice(start, start + WRITE_SLICE)) {
-        if (stream.etag !== payload.etag && !stream.response.writableEnded) this.write(stream, event, payload.etag);
-      }
-    }
+    await writeInSlices(this.streams.ofOrganization(organizationId), isCurrent, (stream) => {
+      if (stream.etag !== etag && !stream.response.writableEnded) this.write(stream, event, etag);
+    });
   }
 
   private write(stream: OpenStream, event: Buffer, etag: string): void {
@@ -235,7 +207,7 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
   }
 
   private closeKey(keyId: string): void {
-    for (const stream of [...(this.byKey.get(keyId) ?? [])]) this.end(stream);
+    for (const stream of this.streams.ofKey(keyId)) this.end(stream);
   }
 
   private end(stream: OpenStream): void {
@@ -244,27 +216,14 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
   }
 
   private add(stream: OpenStream): void {
-    const add = (map: Map<string, Set<OpenStream>>, id: string) => {
-      const set = map.get(id) ?? new Set<OpenStream>();
-      set.add(stream);
-      map.set(id, set);
-    };
-    add(this.byOrganization, stream.organizationId);
-    add(this.byKey, stream.keyId);
+    this.streams.add(stream);
     this.metrics?.streamConnections.inc();
   }
 
   private remove(stream: OpenStream): void {
-    const remove = (map: Map<string, Set<OpenStream>>, id: string): boolean => {
-      const set = map.get(id);
-      if (!set?.delete(stream)) return false;
-      if (set.size === 0) map.delete(id);
-      return true;
-    };
-    if (remove(this.byOrganization, stream.organizationId) && !this.byOrganization.has(stream.organizationId)) {
-      this.generations.delete(stream.organizationId);
-    }
-    if (remove(this.byKey, stream.keyId)) {
+    const { removed, lastOfOrganization } = this.streams.remove(stream);
+    if (lastOfOrganization) this.fanOuts.forget(stream.organizationId);
+    if (removed) {
       this.metrics?.streamConnections.dec();
       // At shutdown one statement gives back every slot of this instance.
       if (stream.slotId !== undefined && !this.closing) this.free(stream.keyId, stream.slotId);

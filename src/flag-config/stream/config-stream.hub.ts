@@ -9,24 +9,13 @@ import { eventFrame, HEARTBEAT_FRAME, retryFrame, SSE_HEADERS } from './sse-fram
 import { OpenStream, OpenStreams } from './open-streams';
 import { FanOuts, writeInSlices } from './stream-fan-out';
 import { dueOf, startTicking } from './stream-heartbeats';
-import { SLOT_RENEW_MS, StreamSlots } from './stream-slots';
+import { SlotReservations, StreamSlot } from './slot-reservations';
+import { StreamSlots } from './stream-slots';
 
 export { STREAM_LIFETIME_MS } from './sse-frames';
 export { HEARTBEAT_MS } from './stream-heartbeats';
-
-/** Open streams per key across the deployment (StreamSlots); the next is refused with 429. */
-export const MAX_STREAMS_PER_KEY = 20;
-
-/**
- * A place for one stream of a key, taken before the stream's payload is read so that racing opens cannot pass the
- * cap. The stream opened in it keeps it; `release` gives it back when no stream will be opened.
- */
-export interface StreamSlot {
-  readonly id: string | undefined;
-  /** The stream opened in it holds it now (the hub calls this). */
-  keep(): void;
-  release(): void;
-}
+export { MAX_STREAMS_PER_KEY } from './slot-reservations';
+export type { StreamSlot } from './slot-reservations';
 
 /**
  * The open change streams of this instance, by organization and by key. A committed change reaches every
@@ -41,22 +30,18 @@ export interface StreamSlot {
 export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger(ConfigStreamHub.name);
   private readonly streams = new OpenStreams();
-  /** Slots taken for streams still being opened, by key. */
-  private readonly opening = new Map<string, number>();
   private readonly fanOuts = new FanOuts();
-  /** Deletes of slots of this key's ended streams still on their way: a take for the key waits for them. */
-  private readonly releasing = new Map<string, Promise<void>>();
+  private readonly reservations: SlotReservations;
   private readonly timer: NodeJS.Timeout;
   private closing = false;
-  private renewedAt = Date.now();
-  private slotsUnavailable = false;
 
   constructor(
     private readonly cache: FlagConfigCache,
-    private readonly slots: StreamSlots,
+    slots: StreamSlots,
     bus: InvalidationBus,
     @Optional() private readonly metrics?: Metrics,
   ) {
+    this.reservations = new SlotReservations(slots, this.logger, (keyId) => this.streams.countOfKey(keyId));
     bus.subscribe('flags', (organizationId) => void this.changed(organizationId));
     bus.subscribe('apiKey', (keyId) => this.closeKey(keyId));
     // Messages may have been missed: every organization with streams gets the current ETag (sent only if new).
@@ -76,47 +61,9 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
     return this.closing;
   }
 
-  /**
-   * A place for one more stream of this key, or null when the key holds MAX_STREAMS_PER_KEY, open or opening,
-   * across the deployment (StreamSlots). While the database is away, the count is this instance's alone, as the
-   * poll's limit is without Redis: streams keep opening, each instance holding the key to the cap.
-   */
-  async reserve(keyId: string, now = Date.now()): Promise<StreamSlot | null> {
-    const opening = this.opening.get(keyId) ?? 0;
-    if (this.streams.countOfKey(keyId) + opening >= MAX_STREAMS_PER_KEY) return null;
-    this.opening.set(keyId, opening + 1);
-    let released = false;
-    const leave = () => {
-      if (released) return;
-      released = true;
-      const left = (this.opening.get(keyId) ?? 1) - 1;
-      if (left > 0) this.opening.set(keyId, left);
-      else this.opening.delete(keyId);
-    };
-    let id: string | null | undefined;
-    try {
-      await this.releasing.get(keyId);
-      id = await this.slots.take(keyId, MAX_STREAMS_PER_KEY, now);
-      if (this.slotsUnavailable) this.logger.log('Stream slots are counted across instances again');
-      this.slotsUnavailable = false;
-    } catch (error) {
-      if (!this.slotsUnavailable) this.logger.warn(`Stream slots are counted on this instance alone until the database answers: ${String(error)}`);
-      this.slotsUnavailable = true;
-      id = undefined;
-    }
-    if (id === null) {
-      leave();
-      return null;
-    }
-    return {
-      id,
-      keep: leave,
-      release: () => {
-        if (released) return;
-        leave();
-        if (id) this.free(keyId, id);
-      },
-    };
+  /** A place for one more stream of this key, or null when the key is at its cap (SlotReservations.reserve). */
+  reserve(keyId: string, now = Date.now()): Promise<StreamSlot | null> {
+    return this.reservations.reserve(keyId, now);
   }
 
   /**
@@ -156,8 +103,7 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
   /** Ends every stream, then gives back this instance's slots at once, rather than when their rows expire. */
   async beforeApplicationShutdown(): Promise<void> {
     this.closeAll();
-    await Promise.all(this.releasing.values());
-    await this.slots.releaseAll().catch((error: unknown) => this.logger.warn(`Could not release the stream slots of this instance: ${String(error)}`));
+    await this.reservations.releaseAll();
   }
 
   onApplicationShutdown(): void {
@@ -166,12 +112,7 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
 
   /** Heartbeats due and the end of streams past their lifetime, as of `now` (tests pass a later time). */
   beat(now = Date.now()): void {
-    if (now - this.renewedAt >= SLOT_RENEW_MS) {
-      this.renewedAt = now;
-      if (!this.streams.isEmpty) {
-        this.slots.renew(now).catch((error: unknown) => this.logger.warn(`Could not renew the stream slots of this instance: ${String(error)}`));
-      }
-    }
+    this.reservations.renewIfDue(now, !this.streams.isEmpty);
     for (const stream of this.streams.all()) {
       const due = dueOf(stream, now);
       if (due === 'end') this.end(stream);
@@ -226,18 +167,7 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
     if (removed) {
       this.metrics?.streamConnections.dec();
       // At shutdown one statement gives back every slot of this instance.
-      if (stream.slotId !== undefined && !this.closing) this.free(stream.keyId, stream.slotId);
+      if (stream.slotId !== undefined && !this.closing) this.reservations.free(stream.keyId, stream.slotId);
     }
-  }
-
-  /** Deletes a slot's row; a take for the same key on this instance waits for it. */
-  private free(keyId: string, slotId: string): void {
-    const freed = (this.releasing.get(keyId) ?? Promise.resolve())
-      .then(() => this.slots.release(slotId))
-      .catch((error: unknown) => this.logger.warn(`Could not release a stream slot (it expires by itself): ${String(error)}`))
-      .finally(() => {
-        if (this.releasing.get(keyId) === freed) this.releasing.delete(keyId);
-      });
-    this.releasing.set(keyId, freed);
   }
 }

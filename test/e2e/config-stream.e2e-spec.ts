@@ -12,7 +12,10 @@ const STREAM = '/v1/flags/config/stream';
 const isEvent = (block: SseBlock) => block.event === 'message';
 const dataOf = (block: SseBlock) => JSON.parse(block.data!) as { type: string; etag: string; lastModified: number };
 
-/** GET /v1/flags/config/stream (decisions.md "Change stream (push)"). */
+/**
+ * GET /v1/flags/config/stream: an event with the new ETag after each change of the organization's flags, so a
+ * client re-reads its config when it changed instead of polling; capped per key, kept alive, ended on a schedule.
+ */
 describe('config change stream', () => {
   let t: TestApp;
   let org: TestOrganization;

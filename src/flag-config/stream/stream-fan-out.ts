@@ -1,6 +1,6 @@
 /**
- * Streams written to in one go before the hub yields to the event loop: with thousands of streams, one loop
- * over all of them would hold up every poll in flight for a few hundred milliseconds.
+ * Streams written to in one go before the fan-out yields to the event loop: one loop over thousands of streams
+ * would hold up every poll in flight until its last write; between slices, the requests waiting get their turn.
  */
 export const WRITE_SLICE = 256;
 

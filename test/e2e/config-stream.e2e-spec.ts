@@ -4,6 +4,7 @@ import { SLOT_RENEW_MS, SLOT_TTL_MS, StreamSlots } from '../../src/flag-config/s
 import { Permission } from '../../src/auth/permission';
 import { api, createFlag } from '../factories/flags.factory';
 import { admin, bearer, createApiKey, createOrganization, TestOrganization } from '../factories/organizations.factory';
+import { eventually } from '../support/eventually';
 import { openSse, SseBlock, SseConnection } from '../support/sse-client';
 import { createTestApp, TestApp } from '../support/test-app';
 
@@ -11,7 +12,10 @@ const STREAM = '/v1/flags/config/stream';
 const isEvent = (block: SseBlock) => block.event === 'message';
 const dataOf = (block: SseBlock) => JSON.parse(block.data!) as { type: string; etag: string; lastModified: number };
 
-/** GET /v1/flags/config/stream (decisions.md "Change stream (push)"). */
+/**
+ * GET /v1/flags/config/stream: an event with the new ETag after each change of the organization's flags, so a
+ * client re-reads its config when it changed instead of polling; capped per key, kept alive, ended on a schedule.
+ */
 describe('config change stream', () => {
   let t: TestApp;
   let org: TestOrganization;
@@ -39,13 +43,6 @@ describe('config change stream', () => {
       app.app.get(StreamSlots).instanceId,
     ]);
     return rows.map((row) => row.expires_at.getTime());
-  };
-  const waitFor = async (check: () => Promise<boolean>) => {
-    for (let attempt = 0; attempt < 40; attempt += 1) {
-      if (await check()) return;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    throw new Error('the condition did not hold within 1 s');
   };
   const etagOf = async (app: TestApp = t) => (await request(app.http).get('/v1/flags/config').set(bearer(org.key)).expect(200)).body.etag as string;
 
@@ -191,14 +188,17 @@ describe('config change stream', () => {
         }
         expect(here.every((connection) => connection.status === 200)).toBe(true);
         here[0].close();
-        // Bounded: the close reaches the server, which deletes the slot's row.
+        // The close reaches the server, which deletes the slot's row: until then the other instance refuses.
         let reopened = 0;
-        for (let attempt = 0; attempt < 20 && reopened !== 200; attempt += 1) {
-          await new Promise((resolve) => setTimeout(resolve, 50));
-          const connection = await stream(other);
-          reopened = connection.status;
-          if (reopened !== 200) await connection.body();
-        }
+        await eventually(
+          async () => {
+            const connection = await stream(other);
+            reopened = connection.status;
+            if (reopened !== 200) await connection.body();
+            return reopened === 200;
+          },
+          { intervalMs: 50, what: 'a stream reopened on the other instance' },
+        );
         expect(reopened).toBe(200);
       } finally {
         await other.close();
@@ -214,7 +214,9 @@ describe('config change stream', () => {
         expect(await hub.reserve(org.keyId, start)).toBeNull();
         // The instance renews its slots while its streams run: still counted past the first expiry.
         other.app.get(ConfigStreamHub).beat(start + SLOT_RENEW_MS);
-        await waitFor(async () => (await slotExpiries(other)).every((expiry) => expiry >= start + SLOT_RENEW_MS + SLOT_TTL_MS));
+        await eventually(async () => (await slotExpiries(other)).every((expiry) => expiry >= start + SLOT_RENEW_MS + SLOT_TTL_MS), {
+          what: 'the renewal of the other instance’s slots',
+        });
         expect(await hub.reserve(org.keyId, start + SLOT_TTL_MS + 1_000)).toBeNull();
         // Had it died at the renewal, its slots would stop counting once that renewal expires.
         const slot = await hub.reserve(org.keyId, start + SLOT_RENEW_MS + SLOT_TTL_MS + 1_000);
@@ -278,8 +280,7 @@ describe('config change stream', () => {
     await Promise.all(connections.map((connection) => connection.next(isEvent)));
     expect(await gauge()).toBe(before + 2);
     connections[0].close();
-    const deadline = Date.now() + 5_000;
-    while ((await gauge()) !== before + 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await eventually(async () => (await gauge()) === before + 1, { intervalMs: 20, what: 'the gauge down by the closed stream' });
     expect(await gauge()).toBe(before + 1);
   });
 

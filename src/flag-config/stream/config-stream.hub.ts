@@ -5,95 +5,56 @@ import { Metrics } from '../../metrics/metrics';
 import { Principal } from '../../auth/principal';
 import { ConfigPayload } from '../config-payload';
 import { FlagConfigCache } from '../flag-config.cache';
-import { SLOT_RENEW_MS, StreamSlots } from './stream-slots';
+import { eventFrame, HEARTBEAT_FRAME, retryFrame, SSE_HEADERS } from './sse-frames';
+import { OpenStream, OpenStreams } from './open-streams';
+import { FanOuts, writeInSlices } from './stream-fan-out';
+import { dueOf, startTicking } from './stream-heartbeats';
+import { SlotReservations, StreamSlot } from './slot-reservations';
+import { StreamSlots } from './stream-slots';
 
-/** A stream that has been silent this long gets a comment line, so proxies (nginx reads for 60 s) keep it open. */
-export const HEARTBEAT_MS = 15_000;
-/** A stream ends after this, with a `retry:` hint: connections move between instances as they come and go. */
-export const STREAM_LIFETIME_MS = 10 * 60_000;
-/** Open streams per key across the deployment (StreamSlots); the next is refused with 429. */
-export const MAX_STREAMS_PER_KEY = 20;
-/** The reconnect delay a closing stream suggests: this, plus up to as much again at random, so clients spread out. */
-const RETRY_BASE_MS = 1_000;
-/** How often the hub looks for streams due a heartbeat or past their lifetime. */
-const TICK_MS = 1_000;
-/**
- * Streams written to in one go before the hub yields to the event loop: with thousands of streams, one loop
- * over all of them would hold up every poll in flight for a few hundred milliseconds.
- */
-const WRITE_SLICE = 256;
-const HEARTBEAT = Buffer.from(': keep-alive\n\n');
-
-interface OpenStream {
-  response: ServerResponse;
-  organizationId: string;
-  keyId: string;
-  openedAt: number;
-  /** When something was last written to it: a heartbeat is due HEARTBEAT_MS after that. */
-  wroteAt: number;
-  /** The ETag of the last event sent: a change that leaves the payload's ETag as it was sends nothing. */
-  etag: string | null;
-  /** Its row in StreamSlots; undefined when it was opened while the database was away (counted here only). */
-  slotId: string | undefined;
-}
+export { STREAM_LIFETIME_MS } from './sse-frames';
+export { HEARTBEAT_MS } from './stream-heartbeats';
+export { MAX_STREAMS_PER_KEY } from './slot-reservations';
+export type { StreamSlot } from './slot-reservations';
 
 /**
- * A place for one stream of a key, taken before the stream's payload is read so that racing opens cannot pass the
- * cap. The stream opened in it keeps it; `release` gives it back when no stream will be opened.
- */
-export interface StreamSlot {
-  readonly id: string | undefined;
-  /** The stream opened in it holds it now (the hub calls this). */
-  keep(): void;
-  release(): void;
-}
-
-/**
- * The open change streams of this instance, by organization and by key. A committed change reaches every
- * instance through the invalidation bus (as it reaches the config caches); here it rebuilds the organization's
- * payload once (the cache shares the build with the polls), and the one event it makes is written to each of
- * the organization's streams, a slice at a time: a stream costs no database work per event, and a fan-out to
- * thousands of streams never stalls the polls. One timer serves every stream: the heartbeats (each stream's
- * own, 15 s after its last write, so they spread out), and the end of streams past their lifetime. A revoked
- * key's streams end at once.
+ * The open change streams of this instance (open-streams.ts), and the one way in to them for the controller,
+ * shutdown and tests. A committed change reaches every instance through the invalidation bus (as it reaches the
+ * config caches); here it rebuilds the organization's payload once (the cache shares the build with the polls),
+ * and the one event it makes is written to each of the organization's streams, a slice at a time
+ * (stream-fan-out.ts): a stream costs no database work per event, and a fan-out to thousands of streams never
+ * stalls the polls. One timer serves every stream (stream-heartbeats.ts): the heartbeats (each stream's own,
+ * 15 s after its last write, so they spread out), and the end of streams past their lifetime. The per-key cap
+ * is slot-reservations.ts; the text written, sse-frames.ts. A revoked key's streams end at once.
  */
 @Injectable()
 export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger(ConfigStreamHub.name);
-  private readonly byOrganization = new Map<string, Set<OpenStream>>();
-  private readonly byKey = new Map<string, Set<OpenStream>>();
-  /** Slots taken for streams still being opened, by key. */
-  private readonly opening = new Map<string, number>();
-  /** Bumped by each change of an organization: a fan-out still writing an older event stops. */
-  private readonly generations = new Map<string, number>();
-  /** Deletes of slots of this key's ended streams still on their way: a take for the key waits for them. */
-  private readonly releasing = new Map<string, Promise<void>>();
+  private readonly streams = new OpenStreams();
+  private readonly fanOuts = new FanOuts();
+  private readonly reservations: SlotReservations;
   private readonly timer: NodeJS.Timeout;
   private closing = false;
-  private renewedAt = Date.now();
-  private slotsUnavailable = false;
 
   constructor(
     private readonly cache: FlagConfigCache,
-    private readonly slots: StreamSlots,
+    slots: StreamSlots,
     bus: InvalidationBus,
     @Optional() private readonly metrics?: Metrics,
   ) {
+    this.reservations = new SlotReservations(slots, this.logger, (keyId) => this.streams.countOfKey(keyId));
     bus.subscribe('flags', (organizationId) => void this.changed(organizationId));
     bus.subscribe('apiKey', (keyId) => this.closeKey(keyId));
     // Messages may have been missed: every organization with streams gets the current ETag (sent only if new).
     bus.onReset(() => {
-      for (const organizationId of this.byOrganization.keys()) void this.changed(organizationId);
+      for (const organizationId of this.streams.organizations()) void this.changed(organizationId);
     });
-    this.timer = setInterval(() => this.beat(), TICK_MS);
-    this.timer.unref();
+    this.timer = startTicking(() => this.beat());
   }
 
   /** Open streams on this instance. */
   get size(): number {
-    let count = 0;
-    for (const streams of this.byKey.values()) count += streams.size;
-    return count;
+    return this.streams.size;
   }
 
   /** True once shutdown began: new streams go to another instance. */
@@ -101,47 +62,9 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
     return this.closing;
   }
 
-  /**
-   * A place for one more stream of this key, or null when the key holds MAX_STREAMS_PER_KEY, open or opening,
-   * across the deployment (StreamSlots). While the database is away, the count is this instance's alone, as the
-   * poll's limit is without Redis: streams keep opening, each instance holding the key to the cap.
-   */
-  async reserve(keyId: string, now = Date.now()): Promise<StreamSlot | null> {
-    const opening = this.opening.get(keyId) ?? 0;
-    if ((this.byKey.get(keyId)?.size ?? 0) + opening >= MAX_STREAMS_PER_KEY) return null;
-    this.opening.set(keyId, opening + 1);
-    let released = false;
-    const leave = () => {
-      if (released) return;
-      released = true;
-      const left = (this.opening.get(keyId) ?? 1) - 1;
-      if (left > 0) this.opening.set(keyId, left);
-      else this.opening.delete(keyId);
-    };
-    let id: string | null | undefined;
-    try {
-      await this.releasing.get(keyId);
-      id = await this.slots.take(keyId, MAX_STREAMS_PER_KEY, now);
-      if (this.slotsUnavailable) this.logger.log('Stream slots are counted across instances again');
-      this.slotsUnavailable = false;
-    } catch (error) {
-      if (!this.slotsUnavailable) this.logger.warn(`Stream slots are counted on this instance alone until the database answers: ${String(error)}`);
-      this.slotsUnavailable = true;
-      id = undefined;
-    }
-    if (id === null) {
-      leave();
-      return null;
-    }
-    return {
-      id,
-      keep: leave,
-      release: () => {
-        if (released) return;
-        leave();
-        if (id) this.free(keyId, id);
-      },
-    };
+  /** A place for one more stream of this key, or null when the key is at its cap (SlotReservations.reserve). */
+  reserve(keyId: string, now = Date.now()): Promise<StreamSlot | null> {
+    return this.reservations.reserve(keyId, now);
   }
 
   /**
@@ -161,33 +84,27 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
       etag: lastEventId ?? null,
       slotId: slot.id,
     };
-    response.writeHead(200, {
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-cache',
-      // nginx passes events on as they come (it would buffer them otherwise).
-      'X-Accel-Buffering': 'no',
-    });
+    response.writeHead(200, SSE_HEADERS);
     response.socket?.setNoDelay(true);
     // Headers go out now, so a client sees the stream open even when no event is due.
     response.flushHeaders();
     this.add(stream);
-    // Counted in byKey from now on, and by its row until it ends.
+    // Counted among the key's open streams from now on, and by its row until it ends.
     slot.keep();
     response.once('close', () => this.remove(stream));
-    if (stream.etag !== payload.etag) this.write(stream, eventOf(payload), payload.etag);
+    if (stream.etag !== payload.etag) this.write(stream, eventFrame(payload), payload.etag);
   }
 
   /** Ends every stream with a `retry:` hint: shutdown (SIGTERM), so clients reconnect to another instance. */
   closeAll(): void {
     this.closing = true;
-    for (const streams of [...this.byKey.values()]) for (const stream of [...streams]) this.end(stream);
+    for (const stream of this.streams.all()) this.end(stream);
   }
 
   /** Ends every stream, then gives back this instance's slots at once, rather than when their rows expire. */
   async beforeApplicationShutdown(): Promise<void> {
     this.closeAll();
-    await Promise.all(this.releasing.values());
-    await this.slots.releaseAll().catch((error: unknown) => this.logger.warn(`Could not release the stream slots of this instance: ${String(error)}`));
+    await this.reservations.releaseAll();
   }
 
   onApplicationShutdown(): void {
@@ -196,29 +113,20 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
 
   /** Heartbeats due and the end of streams past their lifetime, as of `now` (tests pass a later time). */
   beat(now = Date.now()): void {
-    if (now - this.renewedAt >= SLOT_RENEW_MS) {
-      this.renewedAt = now;
-      if (this.byKey.size > 0) {
-        this.slots.renew(now).catch((error: unknown) => this.logger.warn(`Could not renew the stream slots of this instance: ${String(error)}`));
-      }
-    }
-    const expired = now - STREAM_LIFETIME_MS;
-    const quiet = now - HEARTBEAT_MS;
-    for (const streams of [...this.byKey.values()]) {
-      for (const stream of [...streams]) {
-        if (stream.openedAt <= expired) this.end(stream);
-        else if (stream.wroteAt <= quiet) {
-          stream.wroteAt = now;
-          stream.response.write(HEARTBEAT);
-        }
+    this.reservations.renewIfDue(now, !this.streams.isEmpty);
+    for (const stream of this.streams.all()) {
+      const due = dueOf(stream, now);
+      if (due === 'end') this.end(stream);
+      else if (due === 'heartbeat') {
+        stream.wroteAt = now;
+        stream.response.write(HEARTBEAT_FRAME);
       }
     }
   }
 
   private async changed(organizationId: string): Promise<void> {
-    if (!this.byOrganization.has(organizationId)) return;
-    const generation = (this.generations.get(organizationId) ?? 0) + 1;
-    this.generations.set(organizationId, generation);
+    if (!this.streams.hasOrganization(organizationId)) return;
+    const isCurrent = this.fanOuts.begin(organizationId);
     let payload: ConfigPayload;
     try {
       payload = await this.cache.get(organizationId);
@@ -227,16 +135,11 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
       this.logger.warn(`Could not rebuild the config of organization ${organizationId} for its streams: ${String(error)}`);
       return;
     }
-    const event = eventOf(payload);
-    const streams = [...(this.byOrganization.get(organizationId) ?? [])];
-    for (let start = 0; start < streams.length; start += WRITE_SLICE) {
-      if (start > 0) await new Promise((resolve) => setImmediate(resolve));
-      // A newer change is on its way to these streams: its event supersedes this one.
-      if (this.generations.get(organizationId) !== generation) return;
-      for (const stream of streams.slice(start, start + WRITE_SLICE)) {
-        if (stream.etag !== payload.etag && !stream.response.writableEnded) this.write(stream, event, payload.etag);
-      }
-    }
+    const { etag } = payload;
+    const event = eventFrame(payload);
+    await writeInSlices(this.streams.ofOrganization(organizationId), isCurrent, (stream) => {
+      if (stream.etag !== etag && !stream.response.writableEnded) this.write(stream, event, etag);
+    });
   }
 
   private write(stream: OpenStream, event: Buffer, etag: string): void {
@@ -246,57 +149,26 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
   }
 
   private closeKey(keyId: string): void {
-    for (const stream of [...(this.byKey.get(keyId) ?? [])]) this.end(stream);
+    for (const stream of this.streams.ofKey(keyId)) this.end(stream);
   }
 
   private end(stream: OpenStream): void {
     this.remove(stream);
-    const retry = RETRY_BASE_MS + Math.floor(Math.random() * RETRY_BASE_MS);
-    stream.response.end(`retry: ${retry}\n\n`);
+    stream.response.end(retryFrame());
   }
 
   private add(stream: OpenStream): void {
-    const add = (map: Map<string, Set<OpenStream>>, id: string) => {
-      const set = map.get(id) ?? new Set<OpenStream>();
-      set.add(stream);
-      map.set(id, set);
-    };
-    add(this.byOrganization, stream.organizationId);
-    add(this.byKey, stream.keyId);
+    this.streams.add(stream);
     this.metrics?.streamConnections.inc();
   }
 
   private remove(stream: OpenStream): void {
-    const remove = (map: Map<string, Set<OpenStream>>, id: string): boolean => {
-      const set = map.get(id);
-      if (!set?.delete(stream)) return false;
-      if (set.size === 0) map.delete(id);
-      return true;
-    };
-    if (remove(this.byOrganization, stream.organizationId) && !this.byOrganization.has(stream.organizationId)) {
-      this.generations.delete(stream.organizationId);
-    }
-    if (remove(this.byKey, stream.keyId)) {
+    const { removed, lastOfOrganization } = this.streams.remove(stream);
+    if (lastOfOrganization) this.fanOuts.forget(stream.organizationId);
+    if (removed) {
       this.metrics?.streamConnections.dec();
       // At shutdown one statement gives back every slot of this instance.
-      if (stream.slotId !== undefined && !this.closing) this.free(stream.keyId, stream.slotId);
+      if (stream.slotId !== undefined && !this.closing) this.reservations.free(stream.keyId, stream.slotId);
     }
   }
-
-  /** Deletes a slot's row; a take for the same key on this instance waits for it. */
-  private free(keyId: string, slotId: string): void {
-    const freed = (this.releasing.get(keyId) ?? Promise.resolve())
-      .then(() => this.slots.release(slotId))
-      .catch((error: unknown) => this.logger.warn(`Could not release a stream slot (it expires by itself): ${String(error)}`))
-      .finally(() => {
-        if (this.releasing.get(keyId) === freed) this.releasing.delete(keyId);
-      });
-    this.releasing.set(keyId, freed);
-  }
-}
-
-/** The one event of a payload: OFREP's refetchEvaluation, with the ETag as its id. */
-function eventOf(payload: ConfigPayload): Buffer {
-  const data = JSON.stringify({ type: 'refetchEvaluation', etag: payload.etag, lastModified: Math.floor(payload.builtAt / 1000) });
-  return Buffer.from(`id: ${payload.etag}\nevent: message\ndata: ${data}\n\n`);
 }

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Live operations (decisions.md "Live operations"):
+ * Live operations (README, "Live operations" under API notes):
  * - flag_schedules: a change to apply to a flag at a given instant (two at one instant: in the order they were made). The scheduler claims due rows with
  *   `FOR UPDATE SKIP LOCKED` through the partial index of pending rows, so instances never apply one twice.
  *   A schedule outlives its flag (no foreign key to flags): a deleted flag's pending schedules become `failed`

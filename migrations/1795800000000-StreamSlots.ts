@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * A key may hold 20 open change streams across the deployment (decisions.md "Change stream (push)"), not 20 on
+ * A key may hold 20 open change streams across the deployment (README, "Change stream"), not 20 on
  * each instance: each open stream has a row here, written by the instance serving it and renewed by it while it
  * runs, so that the streams of an instance that died without closing them stop counting once `expires_at` passes.
  * Unlogged: a row describes a live connection, which a crash of PostgreSQL ends anyway, and an open or a close

@@ -17,7 +17,7 @@ export class PollCounts {
 
 /**
  * The service's Prometheus series, in a registry of this application's own (several apps in one process, as
- * in the tests, do not share series): the default process metrics, and the series decisions.md lists.
+ * in the tests, do not share series): the default process metrics, and the series README's Operations section lists ("Metrics").
  * Values held elsewhere are read at scrape time: the database pool here; other modules register their own
  * collectors in `registry` (the rate limiter its Redis fallback counts).
  */

@@ -30,8 +30,8 @@ function shuttingDown(): ServiceUnavailableException {
 }
 
 /**
- * GET /v1/flags/config/stream: server-sent events, one per change of the organization's flags (decisions.md
- * "Change stream (push)"). Servers authenticate with their bearer key; browsers, whose EventSource sends no
+ * GET /v1/flags/config/stream: server-sent events, one per change of the organization's flags (README,
+ * "Change stream"). Servers authenticate with their bearer key; browsers, whose EventSource sends no
  * headers, with the signed `?token=` an OFREP bulk answer hands them. Opening a stream counts one request
  * against the key's config budget.
  */

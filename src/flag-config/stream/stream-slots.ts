@@ -8,7 +8,7 @@ export const SLOT_TTL_MS = 60_000;
 export const SLOT_RENEW_MS = 20_000;
 
 /**
- * The deployment-wide count of a key's open streams (decisions.md: at most 20 per key): one row per open stream
+ * The deployment-wide count of a key's open streams (at most MAX_STREAMS_PER_KEY): one row per open stream
  * in `config_stream_slots`, taken by the instance that serves it under a per-key advisory lock, renewed by that
  * instance while the stream runs, deleted when it ends. Times come from the caller (the hub), so tests pass them.
  */

@@ -9,7 +9,7 @@ import { DeferredFlagWrite } from '../flag-write.interceptor';
 import { CreateFlagScheduleDto, FlagScheduleDto, FlagSchedulePageDto, ListFlagSchedulesQueryDto } from './dto/flag-schedule.dto';
 import { FlagSchedulesService } from './flag-schedules.service';
 
-/** Scheduled changes of one flag (decisions.md "Live operations"). */
+/** Scheduled changes of one flag (README, "Live operations" under API notes). */
 @ApiTags('flags')
 @Controller('flags/:flagId/schedules')
 export class FlagSchedulesController {

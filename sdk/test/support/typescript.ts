@@ -13,7 +13,7 @@ export async function typescript(...args: string[]): Promise<string> {
     return stdout + stderr;
   } catch (error) {
     const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
-    throw new Error(`tsc ${args.join(' ')} failed:\n${stdout}${stderr}`);
+    throw new Error(`tsc ${args.join(' ')} failed:\n${stdout}${stderr}`, { cause: error });
   }
 }
 

@@ -40,7 +40,6 @@ export function describeWithBinaries(what: string, binaries: Record<string, stri
   if (missing.length === 0) return describe;
   const message = `${what}: ${missing.join(', ')} not found; install them (apt-get install redis-server postgresql) to run these tests`;
   if (process.env.CI === 'true') throw new Error(message);
-  // eslint-disable-next-line no-console
   console.warn(`SKIPPED ${message}`);
   return describe.skip;
 }

@@ -11,7 +11,6 @@ interface KoaContext {
 }
 
 // s3rver ships without type declarations.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const S3rver = require('s3rver') as new (options: Record<string, unknown>) => {
   /** s3rver is a Koa application: its middleware, in order. */
   middleware: Array<(ctx: KoaContext, next: () => Promise<void>) => Promise<void>>;

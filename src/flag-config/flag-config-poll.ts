@@ -6,7 +6,7 @@ import { permissionRefusal } from '../auth/auth.errors';
 import { authenticateOrCount } from '../auth/auth.guard';
 import { Principal } from '../auth/principal';
 import { writeApiError } from '../http/error-response';
-import { Metrics, PollCounts } from '../metrics/metrics';
+import { FlagConfigMetrics, PollCounts } from './flag-config.metrics';
 import { Permission } from '../auth/permission';
 import { ifNoneMatchMatches } from '../common/etag';
 import { CONFIG_CACHE_CONTROL, ConfigPayload } from './config-payload';
@@ -34,7 +34,7 @@ export class FlagConfigPoll {
     private readonly failures: AuthFailureLimiter,
     private readonly limiter: RateLimiter,
     private readonly cache: FlagConfigCache,
-    @Optional() metrics?: Metrics,
+    @Optional() metrics?: FlagConfigMetrics,
   ) {
     this.polls = metrics?.pollCounts ?? new PollCounts();
   }

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { InvalidationBus } from '../invalidation/invalidation-bus';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { FlagsRepository } from '../flags/flags.repository';
-import { Metrics } from '../metrics/metrics';
+import { FlagConfigMetrics } from './flag-config.metrics';
 import { buildConfigPayload, ConfigPayload } from './config-payload';
 
 /**
@@ -31,7 +31,7 @@ export class FlagConfigCache {
     private readonly flags: FlagsRepository,
     bus: InvalidationBus,
     @Inject(APP_CONFIG) config: AppConfig,
-    @Optional() private readonly metrics?: Metrics,
+    @Optional() private readonly metrics?: FlagConfigMetrics,
   ) {
     this.maxAgeMs = config.redisUrl ? 60_000 : 5_000;
     bus.subscribe('flags', (organizationId) => this.invalidate(organizationId));

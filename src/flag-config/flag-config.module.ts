@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { FlagsModule } from '../flags/flags.module';
 import { FlagConfigCache } from './flag-config.cache';
+import { FlagConfigMetrics } from './flag-config.metrics';
 import { FlagConfigController } from './flag-config.controller';
 import { FlagConfigPoll } from './flag-config-poll';
 import { SIGNING_SECRET } from '../config/signing-secret';
@@ -15,6 +16,7 @@ import { STREAM_TOKENS, StreamTokens } from './stream/stream-token';
   // The stream's literal path is registered before the config route's.
   controllers: [ConfigStreamController, FlagConfigController, OfrepController],
   providers: [
+    FlagConfigMetrics,
     FlagConfigCache,
     FlagConfigPoll,
     ConfigStreamHub,

@@ -12,6 +12,7 @@ import {
   Optional,
 } from '@nestjs/common';
 import { DATABASE_URL } from '../database/database.module';
+import { Histogram } from 'prom-client';
 import { Metrics } from '../metrics/metrics';
 import { BusTransport, PostgresTransport, RedisTransport } from './invalidation-transports';
 import { RedisConnections } from '../redis/redis.module';
@@ -54,12 +55,20 @@ export class InvalidationBus implements OnModuleInit, BeforeApplicationShutdown,
   private flushing?: Promise<void>;
   private retryTimer?: NodeJS.Timeout;
   private failing = false;
+  /** Time from an announcement on another instance to its receipt here. */
+  private readonly lag: Histogram;
 
   constructor(
     redis: RedisConnections,
     @Inject(DATABASE_URL) databaseUrl: string,
-    @Optional() private readonly metrics?: Metrics,
+    @Optional() metrics?: Metrics,
   ) {
+    this.lag = new Histogram({
+      name: 'flagstore_invalidation_bus_lag_seconds',
+      help: 'Time from an invalidation published on another instance to its receipt here',
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30],
+      registers: metrics ? [metrics.registry] : [],
+    });
     this.local.setMaxListeners(50);
     const receiver = {
       message: (raw: string) => this.receive(raw),
@@ -162,7 +171,7 @@ export class InvalidationBus implements OnModuleInit, BeforeApplicationShutdown,
       return;
     }
     if (message.origin === this.instanceId) return;
-    if (typeof message.sentAt === 'number') this.metrics?.busLag.observe(Math.max(0, Date.now() - message.sentAt) / 1000);
+    if (typeof message.sentAt === 'number') this.lag.observe(Math.max(0, Date.now() - message.sentAt) / 1000);
     if (message.topic === RESET) this.reset('another instance could not say what changed');
     else this.local.emit(message.topic, message.id);
   }

@@ -16,6 +16,7 @@ import { S3ObjectStore } from './object-store/s3-object-store';
 import { SignedUrls } from './signed-urls/signed-urls';
 import { UploadController } from './signed-urls/upload.controller';
 import { UploadService } from './signed-urls/upload.service';
+import { StorageMetrics } from './storage.metrics';
 import { StorageSweeper } from './sweeper/storage-sweeper';
 
 /** S3 when S3_* is configured, otherwise local disk under DATA_DIR. */
@@ -41,6 +42,7 @@ async function createObjectStore(config: AppConfig): Promise<ObjectStore> {
       useFactory: (config: AppConfig, secret: Buffer) => new SignedUrls(secret, config.urls.uploadUrl),
       inject: [APP_CONFIG, SIGNING_SECRET],
     },
+    StorageMetrics,
     StorageRepository,
     StorageAllocation,
     StorageService,

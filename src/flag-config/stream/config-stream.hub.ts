@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { InvalidationBus } from '../../invalidation/invalidation-bus';
-import { Metrics } from '../../metrics/metrics';
+import { FlagConfigMetrics } from '../flag-config.metrics';
 import { Principal } from '../../auth/principal';
 import { ConfigPayload } from '../config-payload';
 import { FlagConfigCache } from '../flag-config.cache';
@@ -40,7 +40,7 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
     private readonly cache: FlagConfigCache,
     slots: StreamSlots,
     bus: InvalidationBus,
-    @Optional() private readonly metrics?: Metrics,
+    @Optional() private readonly metrics?: FlagConfigMetrics,
   ) {
     this.reservations = new SlotReservations(slots, this.logger, (keyId) => this.streams.countOfKey(keyId));
     bus.subscribe('flags', (organizationId) => void this.changed(organizationId));

@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import { DomainError } from '../../common/domain-error';
 import { timeoutOf } from '../../http/http-timeouts';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { Metrics } from '../../metrics/metrics';
+import { StorageMetrics } from '../storage.metrics';
 import { mediaUrl } from '../cdn/media-url';
 import { UploadedItemDto } from '../items/dto/storage-item.dto';
 import { StorageMetadata } from '../items/storage-item';
@@ -45,7 +45,7 @@ export class UploadService {
     @Inject(OBJECT_STORE) private readonly store: ObjectStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly allocation: StorageAllocation,
-    @Optional() private readonly metrics?: Metrics,
+    @Optional() private readonly metrics?: StorageMetrics,
   ) {}
 
   /** PUT {upload_url}/<organizationId>/<mediaId>: the raw bytes of a pre-allocated item. */

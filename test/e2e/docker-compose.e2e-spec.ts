@@ -192,16 +192,10 @@ describe('docker/compose.yml', () => {
     }
   });
 
-  it('creates the database roles of README "Database roles" on an empty PostgreSQL volume', () => {
+  it('mounts postgres-init.sh where the postgres image runs it on an empty volume (what it creates: docker-postgres-init)', () => {
     const mount = (services.postgres.volumes ?? []).find((volume) => volume.includes('/docker-entrypoint-initdb.d/'));
     expect(mount).toBe('./postgres-init.sh:/docker-entrypoint-initdb.d/10-flagstore-roles.sh:ro');
-    const script = join(DOCKER_DIR, 'postgres-init.sh');
-    accessSync(script, constants.X_OK);
-    const sql = readFileSync(script, 'utf8');
-    expect(sql).toMatch(/CREATE ROLE flagstore_owner LOGIN NOSUPERUSER .*PASSWORD :'owner_password';/);
-    expect(sql).toMatch(/CREATE ROLE flagstore_service LOGIN NOSUPERUSER .*PASSWORD :'service_password';/);
-    expect(sql).toContain('CREATE DATABASE flagstore OWNER flagstore_owner;');
-    expect(sql).toContain('owner_password="$FLAGSTORE_OWNER_PASSWORD"');
-    expect(sql).toContain('service_password="$FLAGSTORE_SERVICE_PASSWORD"');
+    // The image executes an executable *.sh there (and sources one that is not); the script is run as a program.
+    accessSync(join(DOCKER_DIR, 'postgres-init.sh'), constants.X_OK);
   });
 });

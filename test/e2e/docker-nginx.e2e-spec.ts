@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/app-config';
 import { freePort } from '../../src/common/free-port';
-import { DOCKER_DIR, nginxBinary, upstreamServers } from '../support/docker-files';
+import { DOCKER_DIR, nginxBinary, readCompose, upstreamServers } from '../support/docker-files';
+import { eventually } from '../support/eventually';
 import { describeWithBinaries } from '../support/servers/binaries';
 
 /**
@@ -75,14 +76,6 @@ function call(port: number, method: string, path: string, headers: Record<string
   });
 }
 
-async function until(check: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 /** The shipped config with only the substitutions named above, each checked to have happened exactly once. */
 function testCopy(dir: string, listenPort: number, upstreamPorts: number[]): string {
   let conf = SHIPPED;
@@ -132,14 +125,17 @@ describeWithBinaries('docker/nginx.conf (nginx -t and requests through it)', { n
     proc = spawn(nginx!, nginxArgs(dir, conf), { stdio: ['ignore', out, out] });
     closeSync(out);
     exited = new Promise((resolve) => proc!.once('exit', () => resolve()));
-    await until(() => {
-      try {
-        execFileSync('bash', ['-c', `exec 3<>/dev/tcp/127.0.0.1/${port}`], { stdio: 'ignore' });
-        return true;
-      } catch {
-        return false;
-      }
-    });
+    await eventually(
+      () => {
+        try {
+          execFileSync('bash', ['-c', `exec 3<>/dev/tcp/127.0.0.1/${port}`], { stdio: 'ignore' });
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      { intervalMs: 10, what: `nginx accepting connections on ${port}` },
+    );
   }
 
   /** By PID (nginx's master, which we started): a fresh start also forgets which upstream nginx marked as failed. */
@@ -262,7 +258,7 @@ describeWithBinaries('docker/nginx.conf (nginx -t and requests through it)', { n
       outgoing.on('error', reject);
       outgoing.write(first);
       // Not ended: a buffering proxy would pass nothing on until the whole body had arrived.
-      void until(() => [...a.seen, ...b.seen].some((seen) => seen.received >= first.length)).then(
+      void eventually(() => [...a.seen, ...b.seen].some((seen) => seen.received >= first.length), { intervalMs: 10, what: 'the first 256 KB at an instance' }).then(
         () => answer!(),
         (error: unknown) => {
           outgoing.destroy();
@@ -300,6 +296,25 @@ describeWithBinaries('docker/nginx.conf (nginx -t and requests through it)', { n
     });
     expect(first).toContain('data: {"type":"refetchEvaluation"}');
     end?.();
+  });
+
+  it("answers compose's healthcheck route itself, with no instance involved and nothing in its access log", async () => {
+    const healthcheck = ([] as string[]).concat(readCompose().services.nginx.healthcheck!.test!);
+    const url = new URL(healthcheck.find((part) => part.startsWith('http://'))!);
+    expect(url.host).toBe('127.0.0.1'); // port 80: `listen 80`, which the test copy moves to `port`
+    for (const standIn of [a, b]) await standIn.stop();
+    try {
+      await startNginx();
+      const before = readFileSync(join(dir, 'stdout.log'), 'utf8').length;
+      const reply = await call(port, 'GET', url.pathname);
+      expect(reply).toMatchObject({ status: 200, body: 'ok\n' });
+      await stopNginx();
+      expect(readFileSync(join(dir, 'stdout.log'), 'utf8').slice(before)).not.toContain(url.pathname);
+    } finally {
+      for (const standIn of [a, b]) await standIn.start();
+      // The stand-ins listen on new ports: rewrite the copy for them.
+      conf = testCopy(dir, port, [a.port, b.port]);
+    }
   });
 
   it('does not serve /metrics (each instance is scraped directly), and keeps signed URLs out of its log', async () => {

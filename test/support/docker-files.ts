@@ -1,12 +1,14 @@
 import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, posix, relative, resolve } from 'node:path';
+import * as ts from 'typescript';
 import { parse } from 'yaml';
 import { findBinary } from './servers/binaries';
 
 /**
  * Reading `docker/` for its tests (test/e2e/docker-*.e2e-spec.ts): there is no container engine on the machines
- * that run `npm test`, so the files are checked as text against the service's configuration, and nginx's config
- * by nginx itself.
+ * that run `npm test`, so compose.yml is parsed (as Compose reads it) and checked against the service's
+ * configuration, the Dockerfile's instructions against package.json, the lockfile and the TypeScript build, and
+ * what can run here runs: nginx's config in nginx, the init script on a PostgreSQL, the healthcheck commands.
  */
 export const REPO = resolve(__dirname, '..', '..');
 export const DOCKER_DIR = join(REPO, 'docker');
@@ -195,4 +197,42 @@ export function execForm(args: string): string[] | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The stage's working directory at the instruction `before` (default: at its end); `/` when it sets none. */
+export function workdirOf(stage: DockerStage, before = stage.instructions.length): string {
+  let dir = '/';
+  for (const instruction of stage.instructions.slice(0, before)) {
+    if (instruction.keyword === 'WORKDIR') dir = posix.resolve(dir, instruction.args);
+  }
+  return dir;
+}
+
+/** `COPY [--from=…] src… dest`: the sources, the destination (resolved against WORKDIR) and the stage it copies from. */
+export function copiesOf(stage: DockerStage): { index: number; from?: string; sources: string[]; destination: string }[] {
+  return stage.instructions.flatMap((instruction, index) => {
+    if (instruction.keyword !== 'COPY') return [];
+    const words = instruction.args.split(' ');
+    const flags = words.filter((word) => word.startsWith('--'));
+    const paths = words.filter((word) => !word.startsWith('--'));
+    const from = flags.find((flag) => flag.startsWith('--from='))?.slice('--from='.length);
+    const destination = posix.resolve(workdirOf(stage, index), paths[paths.length - 1]);
+    return [{ index, from, sources: paths.slice(0, -1), destination }];
+  });
+}
+
+/**
+ * What `tsc -p <tsconfig>` emits for `source` (both paths from the repository root), as TypeScript itself
+ * computes it from the config (rootDir, outDir, extends), relative to the root; undefined when the config does
+ * not compile that file.
+ */
+export function emittedJavaScript(tsconfig: string, source: string): string | undefined {
+  const configPath = join(REPO, tsconfig);
+  const read = ts.readConfigFile(configPath, (path) => ts.sys.readFile(path));
+  if (read.error) throw new Error(`${tsconfig}: ${ts.flattenDiagnosticMessageText(read.error.messageText, '\n')}`);
+  const parsed = ts.parseJsonConfigFileContent(read.config, ts.sys, dirname(configPath), undefined, configPath);
+  const file = join(REPO, source);
+  if (!parsed.fileNames.map((name) => resolve(name)).includes(file)) return undefined;
+  const js = ts.getOutputFileNames(parsed, file, false).find((output) => output.endsWith('.js'));
+  return js === undefined ? undefined : relative(REPO, js);
 }

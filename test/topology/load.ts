@@ -12,6 +12,10 @@ export interface Outcome {
   /** The error code of an API error body (`error`), or the network error. */
   code?: string;
   detail?: string;
+  /** The port of the instance that answered (nginx's X-Upstream-Addr: the last one it tried), if one did. */
+  upstreamPort?: number;
+  /** A poll's key: its index in pollKeys. */
+  key?: number;
 }
 
 export interface LoadOptions {
@@ -66,7 +70,7 @@ export class Load {
             const wait = due - Date.now();
             if (wait > 0) await sleep(wait);
             if (this.done()) return;
-            await this.poll(this.options.pollKeys[index % this.options.pollKeys.length]);
+            await this.poll(index % this.options.pollKeys.length);
           }
         })(),
       );
@@ -100,14 +104,15 @@ export class Load {
     return this.stopped || Date.now() - this.started > this.options.maxDurationMs;
   }
 
-  private async poll(key: string): Promise<void> {
+  private async poll(keyIndex: number): Promise<void> {
+    const key = this.options.pollKeys[keyIndex];
     const headers: Record<string, string> = { Authorization: `Bearer ${key}` };
     const etag = this.etags.get(key);
     if (etag) headers['If-None-Match'] = etag;
     const startedAt = Date.now();
     const reply = await call(this.options.baseUrl, '/v1/flags/config', { headers, agent: this.agent, timeoutMs: 15_000 });
     if (reply.status === 200 && typeof reply.headers.etag === 'string') this.etags.set(key, reply.headers.etag);
-    this.record('poll', 'GET', '/v1/flags/config', startedAt, reply);
+    this.record('poll', 'GET', '/v1/flags/config', startedAt, reply, keyIndex);
   }
 
   private async writeLoop(writer: number): Promise<void> {
@@ -141,7 +146,7 @@ export class Load {
     }
   }
 
-  private record(kind: Outcome['kind'], method: string, path: string, startedAt: number, reply: Reply): void {
+  private record(kind: Outcome['kind'], method: string, path: string, startedAt: number, reply: Reply, key?: number): void {
     let code = reply.error;
     let detail: string | undefined;
     if (reply.status >= 400) {
@@ -155,8 +160,15 @@ export class Load {
         // not JSON (nginx's own error page)
       }
     }
-    this.outcomes.push({ kind, method, path, startedAt, endedAt: Date.now(), status: reply.status, code, detail });
+    const upstream = reply.headers['x-upstream-addr'];
+    const port = typeof upstream === 'string' ? /:(\d+)$/.exec(upstream.split(/, | : /).pop()!.trim())?.[1] : undefined;
+    this.outcomes.push({ kind, method, path, startedAt, endedAt: Date.now(), status: reply.status, code, detail, upstreamPort: port === undefined ? undefined : Number(port), key });
   }
+}
+
+/** A poll or write that was answered as asked: 2xx, or 304 for a poll. */
+export function succeeded(outcome: Outcome): boolean {
+  return (outcome.status >= 200 && outcome.status < 300) || outcome.status === 304;
 }
 
 /** A poll or write that failed: a network error, or any status but 2xx, 304 and 429. */

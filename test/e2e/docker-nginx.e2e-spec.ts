@@ -178,7 +178,7 @@ describeWithBinaries('docker/nginx.conf (nginx -t and requests through it)', { n
       // Throws (and the test fails with nginx's message in the log) when the test fails.
       execFileSync(nginx!, ['-t', ...nginxArgs(dir, conf, false)], { stdio: ['ignore', out, out] });
     } catch (error) {
-      throw new Error(`nginx -t failed:\n${readFileSync(join(dir, 'stdout.log'), 'utf8').slice(before)}`);
+      throw new Error(`nginx -t failed:\n${readFileSync(join(dir, 'stdout.log'), 'utf8').slice(before)}`, { cause: error });
     } finally {
       closeSync(out);
     }

@@ -186,7 +186,7 @@ describeWithTopologyBinaries('the topology test')('three instances behind nginx,
     try {
       await eventually(done, { timeoutMs, intervalMs: 50, what: `every instance serving every load key and a write ${what}` });
     } catch (error) {
-      throw new Error(`${(error as Error).message}: ${JSON.stringify(served(load, since, write))} (of ${loadKeys.length} keys)`);
+      throw new Error(`${(error as Error).message}: ${JSON.stringify(served(load, since, write))} (of ${loadKeys.length} keys)`, { cause: error });
     }
   }
 

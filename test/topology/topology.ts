@@ -29,7 +29,6 @@ export function describeWithTopologyBinaries(what: string): jest.Describe {
   if (missing.length === 0) return describe;
   const message = `${what}: ${missing.join(', ')} not found; install them (apt-get install nginx redis-server postgresql) to run it`;
   if (process.env.CI === 'true') throw new Error(message);
-  // eslint-disable-next-line no-console
   console.warn(`\n\n!!!!!!!! SKIPPED ${message} !!!!!!!!\n\n`);
   return describe.skip;
 }
@@ -118,7 +117,7 @@ export interface Reply {
   headers: Record<string, string | string[] | undefined>;
   body: Buffer;
   error?: string;
-  json<T = any>(): T; // eslint-disable-line @typescript-eslint/no-explicit-any
+  json<T = any>(): T;
 }
 
 export interface RequestOptions {

@@ -6,7 +6,8 @@ import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
  * `Transaction`, on the connection of one transaction. Repositories hold neither: each method takes the one to
  * run on as its first parameter, `db: Db`, or `tx: Transaction` when its statement takes a lock meant to last
  * for the rest of a transaction (a row lock, a claim), which autocommit would drop at once. Code handed a
- * transaction passes it on to every call that must be in it, and never uses `this.sql`.
+ * transaction (or any `Db`) passes it on to every call that must be in it, and never uses `this.sql`
+ * (transaction-scope.spec.ts fails if it does).
  *
  * Statements are parameterised SQL, answered as rows whatever the statement; columns are aliased to the row
  * type's camelCase names in the SQL itself (there are no ORM entities).

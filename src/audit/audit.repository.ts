@@ -1,20 +1,19 @@
 import { Injectable } from '@nestjs/common';
-import { Sql } from '../database/sql';
+import { Db } from '../database/sql';
 import { AuditEntry, NewAuditEntry } from './audit-entry';
 
 const COLUMNS = `id, organization_id AS "organizationId", flag_id AS "flagId", flag_key AS "flagKey",
   actor_type AS "actorType", actor_id AS "actorId", action, before, after, created_at AS "createdAt"`;
 
 /**
- * The append-only audit log: it stores the label, actor and before/after states it is given, in the caller's
- * transaction, and reads them back. The table itself refuses updates and deletes (see the Init migration).
+ * The append-only audit log: it stores the label, actor and before/after states it is given, on the `Db` it is
+ * given (the transaction of the change it records), and reads them back. The table itself refuses updates and
+ * deletes (see the Init migration).
  */
 @Injectable()
 export class AuditRepository {
-  constructor(private readonly sql: Sql) {}
-
-  async append(entry: NewAuditEntry): Promise<void> {
-    await this.sql.rows(
+  async append(db: Db, entry: NewAuditEntry): Promise<void> {
+    await db.rows(
       `INSERT INTO flag_audit_entries (organization_id, flag_id, flag_key, actor_type, actor_id, action, before, after)
        VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb)`,
       [
@@ -34,8 +33,8 @@ export class AuditRepository {
    * The `after` state of an entry of this flag in this organization; null when there is no such entry or it has
    * no after state (a deletion). Entries of other flags and organizations are indistinguishable from none.
    */
-  async afterState(organizationId: string, flagId: string, entryId: string): Promise<unknown> {
-    const row = await this.sql.row<{ after: unknown }>(
+  async afterState(db: Db, organizationId: string, flagId: string, entryId: string): Promise<unknown> {
+    const row = await db.row<{ after: unknown }>(
       `SELECT after FROM flag_audit_entries WHERE organization_id = $1 AND flag_id = $2 AND id = $3 AND after IS NOT NULL`,
       [organizationId, flagId, entryId],
     );
@@ -43,15 +42,15 @@ export class AuditRepository {
   }
 
   /** Newest first, ties broken by id so pages never overlap. */
-  async list(organizationId: string, filter: AuditFilter & { offset: number; limit: number }): Promise<{ entries: AuditEntry[]; total: number }> {
+  async list(db: Db, organizationId: string, filter: AuditFilter & { offset: number; limit: number }): Promise<{ entries: AuditEntry[]; total: number }> {
     const { where, parameters } = whereOf(organizationId, filter);
     const [entries, [{ total }]] = await Promise.all([
-      this.sql.rows<AuditEntry>(
+      db.rows<AuditEntry>(
         `SELECT ${COLUMNS} FROM flag_audit_entries WHERE ${where} ORDER BY created_at DESC, id DESC
          OFFSET $${parameters.length + 1} LIMIT $${parameters.length + 2}`,
         [...parameters, filter.offset, filter.limit],
       ),
-      this.sql.rows<{ total: number }>(`SELECT count(*)::int AS total FROM flag_audit_entries WHERE ${where}`, parameters),
+      db.rows<{ total: number }>(`SELECT count(*)::int AS total FROM flag_audit_entries WHERE ${where}`, parameters),
     ]);
     return { entries, total };
   }
@@ -62,7 +61,7 @@ export class AuditRepository {
    * rounding), so neither the whole result nor a database connection is held while a slow client reads.
    * Entries appended meanwhile come last, as they sort.
    */
-  async *batches(organizationId: string, filter: AuditFilter, batchSize = EXPORT_BATCH): AsyncGenerator<AuditEntry[]> {
+  async *batches(db: Db, organizationId: string, filter: AuditFilter, batchSize = EXPORT_BATCH): AsyncGenerator<AuditEntry[]> {
     const { where, parameters } = whereOf(organizationId, filter);
     let after: string | null = null;
     for (;;) {
@@ -70,7 +69,7 @@ export class AuditRepository {
         after === null
           ? ''
           : ` AND (created_at, id) > (SELECT created_at, id FROM flag_audit_entries WHERE id = $${parameters.length + 2})`;
-      const batch: AuditEntry[] = await this.sql.rows<AuditEntry>(
+      const batch: AuditEntry[] = await db.rows<AuditEntry>(
         `SELECT ${COLUMNS} FROM flag_audit_entries WHERE ${where}${resume} ORDER BY created_at, id LIMIT $${parameters.length + 1}`,
         after === null ? [...parameters, batchSize] : [...parameters, batchSize, after],
       );

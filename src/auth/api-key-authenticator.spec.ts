@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidationBus } from '../invalidation/invalidation-bus';
+import { Sql } from '../database/sql';
 import { loadConfig } from '../config/app-config';
 import { buildConfigPayload } from '../flag-config/config-payload';
 import { RateLimiter } from '../rate-limit/rate-limiter';
@@ -33,7 +34,7 @@ function setup() {
   const lookups: string[] = [];
   let queries = 0;
   const repository = {
-    findActiveApiKeysByHashes: (keyHashes: string[]) => {
+    findActiveApiKeysByHashes: (_db: Sql, keyHashes: string[]) => {
       queries += 1;
       lookups.push(...keyHashes);
       return new Promise<NonNullable<ApiKeyRow>[]>((resolve, reject) => {
@@ -46,7 +47,7 @@ function setup() {
     subscribe: (topic: string, handler: (id: string) => void) => bus.on(topic, handler),
     onReset: (handler: () => void) => bus.on('reset', handler),
   } as unknown as InvalidationBus;
-  const authenticator = new ApiKeyAuthenticator(repository, fakeBus);
+  const authenticator = new ApiKeyAuthenticator({} as Sql, repository, fakeBus);
   const row = { id: 'key-1', organizationId: 'org-1', keyHash: KEY_SHA256, permissions: [Permission.FLAGS_READ] } as NonNullable<ApiKeyRow>;
   return {
     authenticator,

@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InvalidationBus } from '../invalidation/invalidation-bus';
 import { isDatabaseUnavailable } from '../database/database-errors';
+import { Sql } from '../database/sql';
 import { ApiKey, bearerToken, hashApiKey, isApiKeyShaped } from './api-key';
 import { ApiKeysRepository } from './api-keys.repository';
 import { Principal } from './principal';
@@ -75,6 +76,7 @@ export class ApiKeyAuthenticator {
   private evictions = 0;
 
   constructor(
+    private readonly sql: Sql,
     private readonly apiKeys: ApiKeysRepository,
     bus: InvalidationBus,
   ) {
@@ -102,7 +104,7 @@ export class ApiKeyAuthenticator {
 
   /** The principal of a key named by id (a signed stream token), or null once it is revoked; not cached. */
   async activeKey(organizationId: string, keyId: string): Promise<Principal | null> {
-    const key = await this.apiKeys.findActiveApiKeyById(organizationId, keyId);
+    const key = await this.apiKeys.findActiveApiKeyById(this.sql, organizationId, keyId);
     return key ? principalOf(key) : null;
   }
 
@@ -219,7 +221,7 @@ export class ApiKeyAuthenticator {
     for (let start = 0; start < hashes.length; start += ApiKeyAuthenticator.MAX_BATCH) {
       const chunk = hashes.slice(start, start + ApiKeyAuthenticator.MAX_BATCH);
       this.batchesInFlight += 1;
-      this.apiKeys.findActiveApiKeysByHashes(chunk).then(
+      this.apiKeys.findActiveApiKeysByHashes(this.sql, chunk).then(
         (keys) => {
           this.batchesInFlight -= 1;
           const byHash = new Map(keys.map((key) => [key.keyHash, key]));

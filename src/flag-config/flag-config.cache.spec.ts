@@ -1,5 +1,6 @@
 import { InvalidationBus } from '../invalidation/invalidation-bus';
 import { AppConfig } from '../config/app-config';
+import { Sql } from '../database/sql';
 import { ConfigEntry, FlagsRepository } from '../flags/flags.repository';
 import { ConfigPayload } from './config-payload';
 import { FlagConfigCache } from './flag-config.cache';
@@ -25,7 +26,7 @@ describe('FlagConfigCache', () => {
       },
     } as unknown as FlagsRepository;
     const bus = { subscribe: () => undefined, onReset: () => undefined } as unknown as InvalidationBus;
-    cache = new FlagConfigCache(flags, bus, {} as AppConfig); // no Redis: payloads live 5 s
+    cache = new FlagConfigCache({} as Sql, flags, bus, {} as AppConfig); // no Redis: payloads live 5 s
   });
   afterEach(() => jest.useRealTimers());
 

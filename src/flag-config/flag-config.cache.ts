@@ -3,6 +3,7 @@ import { InvalidationBus } from '../invalidation/invalidation-bus';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { FlagsRepository } from '../flags/flags.repository';
 import { FlagConfigMetrics } from './flag-config.metrics';
+import { Sql } from '../database/sql';
 import { buildConfigPayload, ConfigPayload } from './config-payload';
 
 /**
@@ -28,6 +29,7 @@ export class FlagConfigCache {
   private readonly maxAgeMs: number;
 
   constructor(
+    private readonly sql: Sql,
     private readonly flags: FlagsRepository,
     bus: InvalidationBus,
     @Inject(APP_CONFIG) config: AppConfig,
@@ -73,7 +75,7 @@ export class FlagConfigCache {
     const generation = this.generations.get(organizationId) ?? 0;
     const epoch = this.epoch;
     const build = this.flags
-      .configEntries(organizationId)
+      .configEntries(this.sql, organizationId)
       .then(
         (entries) => {
           const payload = buildConfigPayload(entries);

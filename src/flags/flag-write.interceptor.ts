@@ -14,29 +14,40 @@ import { AuditActor } from '../audit/audit-entry';
 import { PERMISSION_KEY } from '../auth/auth.decorators';
 import { AuthenticatedRequest } from '../auth/principal';
 import { Permission } from '../auth/permission';
-import { FlagWrite, FlagWriter } from './flag-writer';
+import { FlagWriter, FlagWriteRun } from './flag-writer';
 
 const AUDITED_FLAG_WRITE = 'flags:audited-write';
 const DEFERRED_FLAG_WRITE = 'flags:deferred-write';
 
-/** Runs the route's handler through FlagWriter, as the calling API key, and answers the handler's result. */
+/**
+ * Runs the route's handler through FlagWriter, as the calling API key: inside the transaction FlagWriter opens,
+ * the handler (and its pipes) run, and the write it answers runs in that transaction; the response is the
+ * write's result.
+ */
 @Injectable()
 export class FlagWriteInterceptor implements NestInterceptor {
   constructor(private readonly writer: FlagWriter) {}
 
-  intercept(context: ExecutionContext, next: CallHandler<FlagWrite<unknown>>): Observable<unknown> {
+  intercept(context: ExecutionContext, next: CallHandler<FlagWriteRun<unknown>>): Observable<unknown> {
     const principal = context.switchToHttp().getRequest<AuthenticatedRequest>().principal;
     if (!principal) throw new Error('An audited flag write must authenticate an API key');
     const actor: AuditActor = { actorType: 'apiKey', actorId: principal.keyId };
-    return from(this.writer.write(actor, () => lastValueFrom(next.handle())));
+    return from(
+      this.writer.write(actor, async (tx) => {
+        const write = await lastValueFrom(next.handle());
+        if (typeof write !== 'function') throw new Error('An audited flag write must answer the write to run (a FlagWriteRun)');
+        return write(tx);
+      }),
+    );
   }
 }
 
-type FlagWriteHandler = (...args: never[]) => Promise<FlagWrite<unknown>>;
+type FlagWriteHandler = (...args: never[]) => FlagWriteRun<unknown>;
 
 /**
- * The route changes flags: its handler answers the service's FlagWrite (the compiler refuses any other
- * handler), and the response body is that write's result, committed together with its audit entry.
+ * The route changes flags: its handler answers the service's write as a function of the transaction to run it
+ * in (`(tx) => this.flags.update(tx, …)`; the compiler refuses any other handler), and the response body is
+ * that write's result, committed together with its audit entry.
  */
 export function AuditedFlagWrite() {
   const decorate = applyDecorators(SetMetadata(AUDITED_FLAG_WRITE, true), UseInterceptors(FlagWriteInterceptor));

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AuditActor } from '../audit/audit-entry';
 import { AuditRepository } from '../audit/audit.repository';
 import { InvalidationBus } from '../invalidation/invalidation-bus';
+import { Transaction } from '../database/sql';
 import { Transactions } from '../database/transactions';
 import { FlagChange } from './flag.model';
 
@@ -12,6 +13,9 @@ export class FlagWrite<T> {
     readonly change: FlagChange | null,
   ) {}
 }
+
+/** A flag change, made in the transaction it is given: what an audited route answers, and what FlagWriter runs. */
+export type FlagWriteRun<T> = (tx: Transaction) => Promise<FlagWrite<T>>;
 
 /**
  * The one way a flag changes. `write` runs in one transaction with the audit entry of the change it reports:
@@ -27,18 +31,17 @@ export class FlagWriter {
     private readonly bus: InvalidationBus,
   ) {}
 
-  async write<T>(actor: AuditActor, write: () => Promise<FlagWrite<T>>): Promise<T> {
-    const { result, change } = await this.transactions.run(() => this.record(actor, write));
+  async write<T>(actor: AuditActor, write: FlagWriteRun<T>): Promise<T> {
+    const { result, change } = await this.transactions.run((tx) => this.record(tx, actor, write));
     if (change) this.announce(change);
     return result;
   }
 
-  /** The write and its audit entry, in the caller's transaction; the caller announces the change once it commits. */
-  async record<T>(actor: AuditActor, write: () => Promise<FlagWrite<T>>): Promise<FlagWrite<T>> {
-    if (!this.transactions.active) throw new Error('FlagWriter.record must run inside a transaction');
-    const outcome = await write();
+  /** The write and its audit entry, in the caller's transaction `tx`; the caller announces the change once it commits. */
+  async record<T>(tx: Transaction, actor: AuditActor, write: FlagWriteRun<T>): Promise<FlagWrite<T>> {
+    const outcome = await write(tx);
     if (!(outcome instanceof FlagWrite)) throw new Error('A flag write must answer a FlagWrite');
-    if (outcome.change) await this.audit.append({ ...outcome.change, ...actor });
+    if (outcome.change) await this.audit.append(tx, { ...outcome.change, ...actor });
     return outcome;
   }
 

@@ -16,7 +16,7 @@ import { ApiErrorDto } from '../common/dto/api-error.dto';
 import { Permission } from '../auth/permission';
 import { CreateFlagDto, RestoreFlagDto, UpdateFlagDto } from './dto/flag-input.dto';
 import { FeatureFlagDto, FlagPageDto, ListFlagsQueryDto } from './dto/flag.dto';
-import { FlagWrite } from './flag-writer';
+import { FlagWriteRun } from './flag-writer';
 import { AuditedFlagWrite } from './flag-write.interceptor';
 import { FlagsService } from './flags.service';
 
@@ -32,8 +32,8 @@ export class FlagsController {
   @ApiCreatedResponse({ type: FeatureFlagDto })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: 'Validation failed: bad key, value not matching type, ...' })
   @ApiConflictResponse({ type: ApiErrorDto, description: 'Key already taken, or the organization is at its allowance' })
-  create(@CurrentPrincipal() principal: Principal, @Body() dto: CreateFlagDto): Promise<FlagWrite<FeatureFlagDto>> {
-    return this.flags.create(principal.organizationId, dto);
+  create(@CurrentPrincipal() principal: Principal, @Body() dto: CreateFlagDto): FlagWriteRun<FeatureFlagDto> {
+    return (tx) => this.flags.create(tx, principal.organizationId, dto);
   }
 
   @Get()
@@ -67,8 +67,8 @@ export class FlagsController {
     @CurrentPrincipal() principal: Principal,
     @UuidParam('flagId') flagId: string,
     @Body() dto: UpdateFlagDto,
-  ): Promise<FlagWrite<FeatureFlagDto>> {
-    return this.flags.update(principal.organizationId, flagId, dto);
+  ): FlagWriteRun<FeatureFlagDto> {
+    return (tx) => this.flags.update(tx, principal.organizationId, flagId, dto);
   }
 
   @Post(':flagId/restore')
@@ -92,8 +92,8 @@ export class FlagsController {
     @CurrentPrincipal() principal: Principal,
     @UuidParam('flagId') flagId: string,
     @Body() dto: RestoreFlagDto,
-  ): Promise<FlagWrite<FeatureFlagDto>> {
-    return this.flags.restore(principal.organizationId, flagId, dto.auditEntryId);
+  ): FlagWriteRun<FeatureFlagDto> {
+    return (tx) => this.flags.restore(tx, principal.organizationId, flagId, dto.auditEntryId);
   }
 
   @Delete(':flagId')
@@ -104,7 +104,7 @@ export class FlagsController {
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: 'flagId is not a valid UUID' })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such flag in this organization' })
-  delete(@CurrentPrincipal() principal: Principal, @UuidParam('flagId') flagId: string): Promise<FlagWrite<void>> {
-    return this.flags.delete(principal.organizationId, flagId);
+  delete(@CurrentPrincipal() principal: Principal, @UuidParam('flagId') flagId: string): FlagWriteRun<void> {
+    return (tx) => this.flags.delete(tx, principal.organizationId, flagId);
   }
 }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { isUniqueViolation, Sql } from '../database/sql';
+import { Db, isUniqueViolation, Transaction } from '../database/sql';
 import { Flag, FlagRuntime, FlagSnapshot, FlagType } from './flag.model';
 
 export interface NewFlag extends FlagSnapshot {
@@ -22,15 +22,14 @@ const KEY_UNIQUE_CONSTRAINT = 'flags_organization_key_unique';
 /**
  * Every query is scoped by organization: there is no way to reach another organization's flag. Values are
  * written as `$n::jsonb` text, so that a JSON `null` value is stored as jsonb 'null', not SQL NULL.
+ * Each method runs on the `Db` it is given (see sql.ts).
  */
 @Injectable()
 export class FlagsRepository {
-  constructor(private readonly sql: Sql) {}
-
   /** The new flag, or null when the organization already has (or had, archived) a flag with that key. */
-  async insert(organizationId: string, flag: NewFlag): Promise<Flag | null> {
+  async insert(db: Db, organizationId: string, flag: NewFlag): Promise<Flag | null> {
     try {
-      return await this.sql.row<Flag>(
+      return await db.row<Flag>(
         `INSERT INTO flags (organization_id, key, name, description, type, value, runtime, archived)
          VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8) RETURNING ${COLUMNS}`,
         [organizationId, flag.key, flag.name, flag.description, flag.type, JSON.stringify(flag.value), flag.runtime, flag.archived],
@@ -41,16 +40,21 @@ export class FlagsRepository {
     }
   }
 
-  /** `forUpdate` takes the flag's row lock for the rest of the transaction. */
-  findById(organizationId: string, flagId: string, options: { forUpdate?: boolean } = {}): Promise<Flag | null> {
-    return this.sql.row<Flag>(
-      `SELECT ${COLUMNS} FROM flags WHERE organization_id = $1 AND id = $2 ${options.forUpdate ? 'FOR UPDATE' : ''}`,
-      [organizationId, flagId],
-    );
+  findById(db: Db, organizationId: string, flagId: string): Promise<Flag | null> {
+    return this.find(db, organizationId, flagId, '');
   }
 
-  async update(organizationId: string, flagId: string, state: FlagSnapshot): Promise<Flag> {
-    const row = await this.sql.row<Flag>(
+  /** The flag, with its row lock taken for the rest of the transaction. */
+  findForUpdate(tx: Transaction, organizationId: string, flagId: string): Promise<Flag | null> {
+    return this.find(tx, organizationId, flagId, 'FOR UPDATE');
+  }
+
+  private find(db: Db, organizationId: string, flagId: string, lock: '' | 'FOR UPDATE'): Promise<Flag | null> {
+    return db.row<Flag>(`SELECT ${COLUMNS} FROM flags WHERE organization_id = $1 AND id = $2 ${lock}`, [organizationId, flagId]);
+  }
+
+  async update(db: Db, organizationId: string, flagId: string, state: FlagSnapshot): Promise<Flag> {
+    const row = await db.row<Flag>(
       `UPDATE flags SET name = $3, description = $4, type = $5, value = $6::jsonb, runtime = $7, archived = $8,
          updated_at = clock_timestamp()
        WHERE organization_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
@@ -60,11 +64,12 @@ export class FlagsRepository {
     return row;
   }
 
-  async delete(organizationId: string, flagId: string): Promise<void> {
-    await this.sql.rows('DELETE FROM flags WHERE organization_id = $1 AND id = $2', [organizationId, flagId]);
+  async delete(db: Db, organizationId: string, flagId: string): Promise<void> {
+    await db.rows('DELETE FROM flags WHERE organization_id = $1 AND id = $2', [organizationId, flagId]);
   }
 
   async list(
+    db: Db,
     organizationId: string,
     filter: { search?: string; includeArchived: boolean; offset: number; limit: number },
   ): Promise<{ rows: Flag[]; total: number }> {
@@ -76,7 +81,7 @@ export class FlagsRepository {
       conditions.push(`(key ILIKE $${parameters.length} OR name ILIKE $${parameters.length})`);
     }
     const where = conditions.join(' AND ');
-    const rows = await this.sql.rows<Flag & { total: number }>(
+    const rows = await db.rows<Flag & { total: number }>(
       `SELECT ${COLUMNS}, count(*) OVER ()::int AS total FROM flags WHERE ${where}
        ORDER BY created_at DESC, id DESC OFFSET $${parameters.length + 1} LIMIT $${parameters.length + 2}`,
       [...parameters, filter.offset, filter.limit],
@@ -85,13 +90,13 @@ export class FlagsRepository {
       return { rows: rows.map(({ total: _total, ...row }) => row), total: rows[0]?.total ?? 0 };
     }
     // Past the last page the window count has no row to ride on.
-    const [{ total }] = await this.sql.rows<{ total: number }>(`SELECT count(*)::int AS total FROM flags WHERE ${where}`, parameters);
+    const [{ total }] = await db.rows<{ total: number }>(`SELECT count(*)::int AS total FROM flags WHERE ${where}`, parameters);
     return { rows: [], total };
   }
 
   /** Every non-archived flag, ordered by key bytewise so the order never depends on the database's locale. */
-  configEntries(organizationId: string): Promise<ConfigEntry[]> {
-    return this.sql.rows<ConfigEntry>(
+  configEntries(db: Db, organizationId: string): Promise<ConfigEntry[]> {
+    return db.rows<ConfigEntry>(
       `SELECT key, type, value, runtime FROM flags WHERE organization_id = $1 AND NOT archived ORDER BY key COLLATE "C"`,
       [organizationId],
     );

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AuditRepository } from '../audit/audit.repository';
 import { pageWindow, totalPages } from '../common/dto/pagination';
+import { Db, Sql, Transaction } from '../database/sql';
 import { OrganizationsRepository } from '../organizations/organizations.repository';
 import { QuotaService } from '../quota/quota.service';
 import { AuditFilterDto, auditFilterOf, AuditPageDto, AuditQueryDto, FeatureFlagAuditEntryDto } from './dto/flag-audit.dto';
@@ -13,13 +14,15 @@ import { FlagsRepository } from './flags.repository';
 import { FlagSchedulesRepository } from './schedules/flag-schedules.repository';
 
 /**
- * Flag rules. A write method answers a FlagWrite: what it changed, for FlagWriter to audit in the same
- * transaction. Each takes the organization's row lock first, so the allowance and lock state cannot change
- * underneath it, and the lock order is always organization row, then flag row.
+ * Flag rules. A write method runs in the transaction it is given (FlagWriter's) and answers a FlagWrite: what it
+ * changed, for FlagWriter to audit in that transaction. Each takes the organization's row lock first, so the
+ * allowance and lock state cannot change underneath it, and the lock order is always organization row, then flag
+ * row. Reads run on autocommit (`this.sql`).
  */
 @Injectable()
 export class FlagsService {
   constructor(
+    private readonly sql: Sql,
     private readonly flags: FlagsRepository,
     private readonly organizations: OrganizationsRepository,
     private readonly quota: QuotaService,
@@ -27,9 +30,9 @@ export class FlagsService {
     private readonly schedules: FlagSchedulesRepository,
   ) {}
 
-  async create(organizationId: string, dto: CreateFlagDto): Promise<FlagWrite<FeatureFlagDto>> {
-    await this.organizations.lockOrganization(organizationId);
-    const { max, used } = await this.quota.quotaFor(organizationId);
+  async create(tx: Transaction, organizationId: string, dto: CreateFlagDto): Promise<FlagWrite<FeatureFlagDto>> {
+    await this.organizations.lockOrganization(tx, organizationId);
+    const { max, used } = await this.quota.quotaFor(tx, organizationId);
     if (used >= max) throw FlagsErrors.allowanceReached(max);
 
     const state: FlagSnapshot = {
@@ -40,19 +43,19 @@ export class FlagsService {
       runtime: dto.runtime ?? 'shared',
       archived: false,
     };
-    const flag = await this.flags.insert(organizationId, { key: dto.key, ...state });
+    const flag = await this.flags.insert(tx, organizationId, { key: dto.key, ...state });
     if (!flag) throw FlagsErrors.keyTaken(dto.key);
     return new FlagWrite(FeatureFlagDto.from(flag, false), flagChange(organizationId, flag.id, flag.key, null, state));
   }
 
   async list(organizationId: string, query: ListFlagsQueryDto): Promise<FlagPageDto> {
     const [{ rows, total }, { quota, lockedFlagIds }] = await Promise.all([
-      this.flags.list(organizationId, {
+      this.flags.list(this.sql, organizationId, {
         search: query.search,
         includeArchived: query.includeArchived,
         ...pageWindow(query),
       }),
-      this.quota.snapshot(organizationId),
+      this.quota.snapshot(this.sql, organizationId),
     ]);
     return {
       results: rows.map((flag) => FeatureFlagDto.from(flag, lockedFlagIds.has(flag.id))),
@@ -64,15 +67,15 @@ export class FlagsService {
   }
 
   async get(organizationId: string, flagId: string): Promise<FeatureFlagDto> {
-    const flag = await this.flags.findById(organizationId, flagId);
+    const flag = await this.flags.findById(this.sql, organizationId, flagId);
     if (!flag) throw FlagsErrors.notFound(flagId);
-    return FeatureFlagDto.from(flag, await this.isLocked(organizationId, flag.id));
+    return FeatureFlagDto.from(flag, await this.isLocked(this.sql, organizationId, flag.id));
   }
 
   /** Applies what the body sends; a body that changes nothing writes nothing and reports no change. */
-  async update(organizationId: string, flagId: string, dto: UpdateFlagDto): Promise<FlagWrite<FeatureFlagDto>> {
-    await this.organizations.lockOrganization(organizationId);
-    const current = await this.flags.findById(organizationId, flagId, { forUpdate: true });
+  async update(tx: Transaction, organizationId: string, flagId: string, dto: UpdateFlagDto): Promise<FlagWrite<FeatureFlagDto>> {
+    await this.organizations.lockOrganization(tx, organizationId);
+    const current = await this.flags.findForUpdate(tx, organizationId, flagId);
     if (!current) throw FlagsErrors.notFound(flagId);
     const before = snapshotOf(current);
     const after: FlagSnapshot = {
@@ -84,7 +87,7 @@ export class FlagsService {
       archived: dto.archived ?? before.archived,
     };
 
-    const locked = await this.isLocked(organizationId, flagId);
+    const locked = await this.isLocked(tx, organizationId, flagId);
     const edit = editBetween(before, after);
     // Archiving and restoring stay allowed on a locked flag; every other edit is refused.
     if (locked && (edit.value || edit.runtime || edit.details)) throw FlagsErrors.locked(current.key);
@@ -93,7 +96,7 @@ export class FlagsService {
 
     const change = flagChange(organizationId, flagId, current.key, before, after);
     if (!change) return new FlagWrite(FeatureFlagDto.from(current, locked), null);
-    const updated = await this.flags.update(organizationId, flagId, after);
+    const updated = await this.flags.update(tx, organizationId, flagId, after);
     return new FlagWrite(FeatureFlagDto.from(updated, locked), change);
   }
 
@@ -101,42 +104,42 @@ export class FlagsService {
    * Sets name, description, type, value, runtime and archived to what an audit entry of this flag recorded
    * after its change: an ordinary edit (PATCH's rules and labels; restoring the current state writes nothing).
    */
-  async restore(organizationId: string, flagId: string, auditEntryId: string): Promise<FlagWrite<FeatureFlagDto>> {
-    const state = await this.audit.afterState(organizationId, flagId, auditEntryId);
+  async restore(tx: Transaction, organizationId: string, flagId: string, auditEntryId: string): Promise<FlagWrite<FeatureFlagDto>> {
+    const state = await this.audit.afterState(tx, organizationId, flagId, auditEntryId);
     if (!state) {
-      if (!(await this.flags.findById(organizationId, flagId))) throw FlagsErrors.notFound(flagId);
+      if (!(await this.flags.findById(tx, organizationId, flagId))) throw FlagsErrors.notFound(flagId);
       throw FlagsErrors.notRestorable(auditEntryId);
     }
     const { name, description, type, value, runtime, archived } = state as FlagSnapshot;
-    return this.update(organizationId, flagId, { name, description, type, value, runtime, archived });
+    return this.update(tx, organizationId, flagId, { name, description, type, value, runtime, archived });
   }
 
-  async delete(organizationId: string, flagId: string): Promise<FlagWrite<void>> {
-    await this.organizations.lockOrganization(organizationId);
-    const current = await this.flags.findById(organizationId, flagId, { forUpdate: true });
+  async delete(tx: Transaction, organizationId: string, flagId: string): Promise<FlagWrite<void>> {
+    await this.organizations.lockOrganization(tx, organizationId);
+    const current = await this.flags.findForUpdate(tx, organizationId, flagId);
     if (!current) throw FlagsErrors.notFound(flagId);
-    await this.flags.delete(organizationId, flagId);
-    await this.schedules.failPendingOfFlag(organizationId, flagId, `Flag "${current.key}" was deleted`);
+    await this.flags.delete(tx, organizationId, flagId);
+    await this.schedules.failPendingOfFlag(tx, organizationId, flagId, `Flag "${current.key}" was deleted`);
     // The flag's earlier entries lose their flagId through ON DELETE SET NULL; this one never has one.
     return new FlagWrite(undefined, flagChange(organizationId, null, current.key, snapshotOf(current), null));
   }
 
   /** The audit log of the organization's flags, filtered, newest first. */
   async history(organizationId: string, query: AuditQueryDto): Promise<AuditPageDto> {
-    const { entries, total } = await this.audit.list(organizationId, { ...auditFilterOf(query), ...pageWindow(query) });
+    const { entries, total } = await this.audit.list(this.sql, organizationId, { ...auditFilterOf(query), ...pageWindow(query) });
     return AuditPageDto.from(entries, total, query);
   }
 
   /** The filtered audit log, oldest first, a batch at a time (AuditRepository.batches). */
   exportHistory(organizationId: string, query: AuditFilterDto): AsyncGenerator<FeatureFlagAuditEntryDto[]> {
-    const batches = this.audit.batches(organizationId, auditFilterOf(query));
+    const batches = this.audit.batches(this.sql, organizationId, auditFilterOf(query));
     return (async function* () {
       for await (const batch of batches) yield batch.map(FeatureFlagAuditEntryDto.from);
     })();
   }
 
-  private async isLocked(organizationId: string, flagId: string): Promise<boolean> {
-    const { lockedFlagIds } = await this.quota.snapshot(organizationId);
+  private async isLocked(db: Db, organizationId: string, flagId: string): Promise<boolean> {
+    const { lockedFlagIds } = await this.quota.snapshot(db, organizationId);
     return lockedFlagIds.has(flagId);
   }
 }

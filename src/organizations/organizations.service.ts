@@ -3,6 +3,7 @@ import { generateApiKey, hashApiKey } from '../auth/api-key';
 import { ApiKeysRepository } from '../auth/api-keys.repository';
 import { InvalidationBus } from '../invalidation/invalidation-bus';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { Sql, Transaction } from '../database/sql';
 import { Transactions } from '../database/transactions';
 import {
   CreateApiKeyDto,
@@ -20,6 +21,7 @@ import { OrganizationsRepository } from './organizations.repository';
 @Injectable()
 export class OrganizationsService {
   constructor(
+    private readonly sql: Sql,
     private readonly organizations: OrganizationsRepository,
     private readonly apiKeys: ApiKeysRepository,
     private readonly transactions: Transactions,
@@ -28,27 +30,27 @@ export class OrganizationsService {
   ) {}
 
   async createOrganization(dto: CreateOrganizationDto): Promise<OrganizationDto> {
-    const organization = await this.organizations.createOrganization(dto.name, this.config.storage.defaultAllocationBytes);
+    const organization = await this.organizations.createOrganization(this.sql, dto.name, this.config.storage.defaultAllocationBytes);
     return OrganizationDto.from(organization);
   }
 
   async updateOrganization(organizationId: string, dto: UpdateOrganizationDto): Promise<OrganizationDto> {
-    const organization = await this.organizations.updateStorageAllocation(organizationId, dto.storageAllocation);
+    const organization = await this.organizations.updateStorageAllocation(this.sql, organizationId, dto.storageAllocation);
     if (!organization) throw OrganizationsErrors.organizationNotFound(organizationId);
     return OrganizationDto.from(organization);
   }
 
   async createApiKey(organizationId: string, dto: CreateApiKeyDto): Promise<CreatedApiKeyDto> {
-    return this.transactions.run(async () => {
-      await this.lockExistingOrganization(organizationId);
+    return this.transactions.run(async (tx) => {
+      await this.lockExistingOrganization(tx, organizationId);
       const key = generateApiKey();
-      const apiKey = await this.apiKeys.createApiKey(organizationId, dto.name, hashApiKey(key), dto.permissions);
+      const apiKey = await this.apiKeys.createApiKey(tx, organizationId, dto.name, hashApiKey(key), dto.permissions);
       return CreatedApiKeyDto.from(apiKey, key);
     });
   }
 
   async revokeApiKey(organizationId: string, keyId: string): Promise<void> {
-    if (!(await this.apiKeys.revokeApiKey(organizationId, keyId))) {
+    if (!(await this.apiKeys.revokeApiKey(this.sql, organizationId, keyId))) {
       throw OrganizationsErrors.apiKeyNotFound(keyId);
     }
     this.bus.publish('apiKey', keyId);
@@ -56,24 +58,24 @@ export class OrganizationsService {
 
   /** Subscription changes move the allowance, so they take the organization lock like flag writes do. */
   async createSubscription(organizationId: string, dto: CreateSubscriptionDto): Promise<SubscriptionDto> {
-    return this.transactions.run(async () => {
-      await this.lockExistingOrganization(organizationId);
-      return SubscriptionDto.from(await this.organizations.createSubscription(organizationId, dto.plan));
+    return this.transactions.run(async (tx) => {
+      await this.lockExistingOrganization(tx, organizationId);
+      return SubscriptionDto.from(await this.organizations.createSubscription(tx, organizationId, dto.plan));
     });
   }
 
   async cancelSubscription(organizationId: string, subscriptionId: string): Promise<void> {
-    return this.transactions.run(async () => {
-      await this.lockExistingOrganization(organizationId);
-      if (!(await this.organizations.cancelSubscription(organizationId, subscriptionId))) {
+    return this.transactions.run(async (tx) => {
+      await this.lockExistingOrganization(tx, organizationId);
+      if (!(await this.organizations.cancelSubscription(tx, organizationId, subscriptionId))) {
         throw OrganizationsErrors.subscriptionNotFound(subscriptionId);
       }
     });
   }
 
   /** Takes the organization's row lock (see OrganizationsRepository.lockOrganization); 404 when it does not exist. */
-  private async lockExistingOrganization(organizationId: string): Promise<void> {
-    if (!(await this.organizations.lockOrganization(organizationId))) {
+  private async lockExistingOrganization(tx: Transaction, organizationId: string): Promise<void> {
+    if (!(await this.organizations.lockOrganization(tx, organizationId))) {
       throw OrganizationsErrors.organizationNotFound(organizationId);
     }
   }

@@ -4,6 +4,7 @@ import { AuditActor } from '../../src/audit/audit-entry';
 import { AuditRepository } from '../../src/audit/audit.repository';
 import { RequirePermission } from '../../src/auth/auth.decorators';
 import { DomainError } from '../../src/common/domain-error';
+import { Sql } from '../../src/database/sql';
 import { CreateFlagDto, UpdateFlagDto } from '../../src/flags/dto/flag-input.dto';
 import { FeatureFlagDto } from '../../src/flags/dto/flag.dto';
 import { FlagAction } from '../../src/flags/flag.model';
@@ -24,6 +25,7 @@ describe('flag rules (services on a real database)', () => {
   let writer: FlagWriter;
   let organizations: OrganizationsService;
   let audit: AuditRepository;
+  let sql: Sql;
   const actor: AuditActor = { actorType: 'system', actorId: null };
 
   beforeAll(async () => {
@@ -32,24 +34,25 @@ describe('flag rules (services on a real database)', () => {
     writer = s.get(FlagWriter);
     organizations = s.get(OrganizationsService);
     audit = s.get(AuditRepository);
+    sql = s.get(Sql);
   });
   afterAll(() => s.close());
 
   const newOrganization = async () => (await organizations.createOrganization({ name: 'Rules Studio' })).id;
   const create = (organizationId: string, dto: Partial<CreateFlagDto> & { key: string }) =>
-    writer.write(actor, () =>
-      flags.create(organizationId, { name: dto.key, type: 'boolean', value: true, ...dto } as CreateFlagDto),
+    writer.write(actor, (tx) =>
+      flags.create(tx, organizationId, { name: dto.key, type: 'boolean', value: true, ...dto } as CreateFlagDto),
     );
   const update = (organizationId: string, flagId: string, dto: UpdateFlagDto) =>
-    writer.write(actor, () => flags.update(organizationId, flagId, dto));
-  const remove = (organizationId: string, flagId: string) => writer.write(actor, () => flags.delete(organizationId, flagId));
+    writer.write(actor, (tx) => flags.update(tx, organizationId, flagId, dto));
+  const remove = (organizationId: string, flagId: string) => writer.write(actor, (tx) => flags.delete(tx, organizationId, flagId));
   const refusal = (promise: Promise<unknown>) =>
     promise.then(
       () => 'accepted',
       (error: unknown) => (error instanceof DomainError ? error.code : `unexpected ${String(error)}`),
     );
   const entries = async (organizationId: string) =>
-    (await audit.list(organizationId, { offset: 0, limit: 100 })).entries.reverse();
+    (await audit.list(sql, organizationId, { offset: 0, limit: 100 })).entries.reverse();
 
   describe('allowance: 5 flags without a subscription, 50 with any active one; archived flags count', () => {
     it.each([

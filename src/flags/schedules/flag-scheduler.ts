@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { AuditActor } from '../../audit/audit-entry';
 import { CLOCK, Clock } from '../../common/clock';
 import { DomainError } from '../../common/domain-error';
+import { Sql } from '../../database/sql';
 import { Transactions } from '../../database/transactions';
 import { FlagChange } from '../flag.model';
 import { FlagWriter } from '../flag-writer';
@@ -50,6 +51,7 @@ export class FlagScheduler implements OnApplicationBootstrap, OnApplicationShutd
   private readAt = 0;
 
   constructor(
+    private readonly sql: Sql,
     private readonly transactions: Transactions,
     private readonly schedules: FlagSchedulesRepository,
     private readonly flags: FlagsService,
@@ -73,7 +75,7 @@ export class FlagScheduler implements OnApplicationBootstrap, OnApplicationShutd
     this.running ??= this.applyDue(this.clock.now())
       .then(async (outcomes) => {
         this.readAt = Date.now();
-        const next = await this.schedules.nextDueAt();
+        const next = await this.schedules.nextDueAt(this.sql);
         this.nextDueAt = next?.getTime() ?? null;
         return outcomes;
       })
@@ -114,17 +116,17 @@ export class FlagScheduler implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   private async applyNext(now: Date): Promise<ScheduleOutcome | null> {
-    const applied = await this.transactions.run(async () => {
-      const schedule = await this.schedules.claimDue(now);
+    const applied = await this.transactions.run(async (tx) => {
+      const schedule = await this.schedules.claimDue(tx, now);
       if (!schedule) return null;
       try {
-        const write = await this.writer.record(SYSTEM, () => this.flags.update(schedule.organizationId, schedule.flagId, schedule.change));
-        await this.schedules.settle(schedule.id, { state: 'applied' }, now);
+        const write = await this.writer.record(tx, SYSTEM, (tx) => this.flags.update(tx, schedule.organizationId, schedule.flagId, schedule.change));
+        await this.schedules.settle(tx, schedule.id, { state: 'applied' }, now);
         return { outcome: { schedule, state: 'applied' as const }, change: write.change };
       } catch (error) {
         // A refusal by the flag rules, raised before anything was written: the schedule fails, and only it changes.
         if (!(error instanceof DomainError)) throw error;
-        await this.schedules.settle(schedule.id, { state: 'failed', reason: error.message }, now);
+        await this.schedules.settle(tx, schedule.id, { state: 'failed', reason: error.message }, now);
         return { outcome: { schedule, state: 'failed' as const, reason: error.message }, change: null as FlagChange | null };
       }
     });

@@ -1,25 +1,26 @@
 import { Injectable } from '@nestjs/common';
-import { Sql } from '../../database/sql';
+import { Db, Transaction } from '../../database/sql';
 import { FlagSchedule, ScheduledChange } from './flag-schedule';
 
 const COLUMNS = `id, organization_id AS "organizationId", flag_id AS "flagId", at, change, state, reason,
   created_at AS "createdAt", settled_at AS "settledAt"`;
 
-/** Schedules, scoped by organization everywhere but in the scheduler's claim, which serves every organization. */
+/**
+ * Schedules, scoped by organization everywhere but in the scheduler's claim, which serves every organization;
+ * on the `Db` it is given.
+ */
 @Injectable()
 export class FlagSchedulesRepository {
-  constructor(private readonly sql: Sql) {}
-
-  async insert(organizationId: string, flagId: string, at: Date, change: ScheduledChange): Promise<FlagSchedule> {
-    const row = await this.sql.row<FlagSchedule>(
+  async insert(db: Db, organizationId: string, flagId: string, at: Date, change: ScheduledChange): Promise<FlagSchedule> {
+    const row = await db.row<FlagSchedule>(
       `INSERT INTO flag_schedules (organization_id, flag_id, at, change) VALUES ($1, $2, $3, $4::jsonb) RETURNING ${COLUMNS}`,
       [organizationId, flagId, at, JSON.stringify(change)],
     );
     return row!;
   }
 
-  countPending(organizationId: string, flagId: string): Promise<number> {
-    return this.sql
+  countPending(db: Db, organizationId: string, flagId: string): Promise<number> {
+    return db
       .rows<{ count: number }>(
         `SELECT count(*)::int AS count FROM flag_schedules WHERE organization_id = $1 AND flag_id = $2 AND state = 'pending'`,
         [organizationId, flagId],
@@ -28,13 +29,13 @@ export class FlagSchedulesRepository {
   }
 
   /** The flag's schedules in the order they apply: by `at`, then in the order they were made. */
-  async list(organizationId: string, flagId: string, window: { offset: number; limit: number }): Promise<{ rows: FlagSchedule[]; total: number }> {
+  async list(db: Db, organizationId: string, flagId: string, window: { offset: number; limit: number }): Promise<{ rows: FlagSchedule[]; total: number }> {
     const [rows, [{ total }]] = await Promise.all([
-      this.sql.rows<FlagSchedule>(
+      db.rows<FlagSchedule>(
         `SELECT ${COLUMNS} FROM flag_schedules WHERE organization_id = $1 AND flag_id = $2 ORDER BY at, created_at, id OFFSET $3 LIMIT $4`,
         [organizationId, flagId, window.offset, window.limit],
       ),
-      this.sql.rows<{ total: number }>(
+      db.rows<{ total: number }>(
         `SELECT count(*)::int AS total FROM flag_schedules WHERE organization_id = $1 AND flag_id = $2`,
         [organizationId, flagId],
       ),
@@ -46,8 +47,8 @@ export class FlagSchedulesRepository {
    * Removes a pending schedule; false when there is none (or it is no longer pending). A schedule the scheduler
    * is applying is row-locked: this waits for that transaction, then finds it applied or failed.
    */
-  async cancel(organizationId: string, flagId: string, scheduleId: string): Promise<boolean> {
-    const rows = await this.sql.rows(
+  async cancel(db: Db, organizationId: string, flagId: string, scheduleId: string): Promise<boolean> {
+    const rows = await db.rows(
       `DELETE FROM flag_schedules WHERE organization_id = $1 AND flag_id = $2 AND id = $3 AND state = 'pending' RETURNING id`,
       [organizationId, flagId, scheduleId],
     );
@@ -59,8 +60,8 @@ export class FlagSchedulesRepository {
    * schedule waits while an earlier one of the same flag is pending (claimed elsewhere or not), so that two
    * instances catching up never apply one flag's changes out of order.
    */
-  claimDue(now: Date): Promise<FlagSchedule | null> {
-    return this.sql.row<FlagSchedule>(
+  claimDue(tx: Transaction, now: Date): Promise<FlagSchedule | null> {
+    return tx.row<FlagSchedule>(
       `SELECT ${COLUMNS} FROM flag_schedules s
        WHERE s.state = 'pending' AND s.at <= $1
          AND NOT EXISTS (
@@ -75,8 +76,8 @@ export class FlagSchedulesRepository {
     );
   }
 
-  async settle(scheduleId: string, outcome: { state: 'applied' } | { state: 'failed'; reason: string }, now: Date): Promise<void> {
-    await this.sql.rows(`UPDATE flag_schedules SET state = $2, reason = $3, settled_at = $4 WHERE id = $1`, [
+  async settle(db: Db, scheduleId: string, outcome: { state: 'applied' } | { state: 'failed'; reason: string }, now: Date): Promise<void> {
+    await db.rows(`UPDATE flag_schedules SET state = $2, reason = $3, settled_at = $4 WHERE id = $1`, [
       scheduleId,
       outcome.state,
       outcome.state === 'failed' ? outcome.reason.slice(0, 500) : null,
@@ -85,14 +86,14 @@ export class FlagSchedulesRepository {
   }
 
   /** When the earliest pending schedule falls due (an index-only read of the pending rows' index). */
-  async nextDueAt(): Promise<Date | null> {
-    const row = await this.sql.row<{ at: Date }>(`SELECT at FROM flag_schedules WHERE state = 'pending' ORDER BY at LIMIT 1`);
+  async nextDueAt(db: Db): Promise<Date | null> {
+    const row = await db.row<{ at: Date }>(`SELECT at FROM flag_schedules WHERE state = 'pending' ORDER BY at LIMIT 1`);
     return row?.at ?? null;
   }
 
   /** A deleted flag's pending schedules fail, in the deletion's transaction. */
-  async failPendingOfFlag(organizationId: string, flagId: string, reason: string): Promise<void> {
-    await this.sql.rows(
+  async failPendingOfFlag(db: Db, organizationId: string, flagId: string, reason: string): Promise<void> {
+    await db.rows(
       `UPDATE flag_schedules SET state = 'failed', reason = $3, settled_at = clock_timestamp()
        WHERE organization_id = $1 AND flag_id = $2 AND state = 'pending'`,
       [organizationId, flagId, reason],

@@ -2,6 +2,7 @@ import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 import { CLOCK, Clock } from '../../common/clock';
 import { DomainError } from '../../common/domain-error';
 import { pageWindow, totalPages } from '../../common/dto/pagination';
+import { Sql } from '../../database/sql';
 import { FlagsErrors } from '../flags.errors';
 import { FlagsRepository } from '../flags.repository';
 import { CreateFlagScheduleDto, FlagScheduleDto, FlagSchedulePageDto, ListFlagSchedulesQueryDto } from './dto/flag-schedule.dto';
@@ -13,6 +14,7 @@ import { FlagSchedulesRepository } from './flag-schedules.repository';
 @Injectable()
 export class FlagSchedulesService {
   constructor(
+    private readonly sql: Sql,
     private readonly schedules: FlagSchedulesRepository,
     private readonly flags: FlagsRepository,
     private readonly scheduler: FlagScheduler,
@@ -27,23 +29,23 @@ export class FlagSchedulesService {
     const change = scheduledChange(dto.change);
     if (Object.keys(change).length === 0) throw invalid('change must hold at least one of name, description, type and value, runtime, archived');
 
-    if (!(await this.flags.findById(organizationId, flagId))) throw FlagsErrors.notFound(flagId);
-    if ((await this.schedules.countPending(organizationId, flagId)) >= MAX_PENDING_SCHEDULES_PER_FLAG) {
+    if (!(await this.flags.findById(this.sql, organizationId, flagId))) throw FlagsErrors.notFound(flagId);
+    if ((await this.schedules.countPending(this.sql, organizationId, flagId)) >= MAX_PENDING_SCHEDULES_PER_FLAG) {
       throw FlagsErrors.tooManySchedules(MAX_PENDING_SCHEDULES_PER_FLAG);
     }
-    const schedule = await this.schedules.insert(organizationId, flagId, at, change);
+    const schedule = await this.schedules.insert(this.sql, organizationId, flagId, at, change);
     this.scheduler.scheduled(at);
     return FlagScheduleDto.from(schedule);
   }
 
   async list(organizationId: string, flagId: string, query: ListFlagSchedulesQueryDto): Promise<FlagSchedulePageDto> {
-    if (!(await this.flags.findById(organizationId, flagId))) throw FlagsErrors.notFound(flagId);
-    const { rows, total } = await this.schedules.list(organizationId, flagId, pageWindow(query));
+    if (!(await this.flags.findById(this.sql, organizationId, flagId))) throw FlagsErrors.notFound(flagId);
+    const { rows, total } = await this.schedules.list(this.sql, organizationId, flagId, pageWindow(query));
     return { results: rows.map(FlagScheduleDto.from), total, page: query.page, totalPages: totalPages(total, query.limit) };
   }
 
   async cancel(organizationId: string, flagId: string, scheduleId: string): Promise<void> {
-    if (!(await this.schedules.cancel(organizationId, flagId, scheduleId))) throw FlagsErrors.scheduleNotFound(scheduleId);
+    if (!(await this.schedules.cancel(this.sql, organizationId, flagId, scheduleId))) throw FlagsErrors.scheduleNotFound(scheduleId);
   }
 }
 

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Readable } from 'node:stream';
 import { ifNoneMatchMatches } from '../../common/etag';
+import { Sql } from '../../database/sql';
 import { StorageRepository } from '../items/storage.repository';
 import { isUuid, OBJECT_STORE, ObjectStore } from '../object-store/object-store';
 import { StorageErrors } from '../storage.errors';
@@ -28,13 +29,14 @@ export interface CdnResponse {
 @Injectable()
 export class CdnService {
   constructor(
+    private readonly sql: Sql,
     private readonly repository: StorageRepository,
     @Inject(OBJECT_STORE) private readonly store: ObjectStore,
   ) {}
 
   async read(organizationId: string, mediaId: string, request: CdnRequest): Promise<CdnResponse> {
     if (!isUuid(organizationId) || !isUuid(mediaId)) throw StorageErrors.fileNotFound();
-    const item = await this.repository.findCompleteItem(organizationId.toLowerCase(), mediaId.toLowerCase());
+    const item = await this.repository.findCompleteItem(this.sql, organizationId.toLowerCase(), mediaId.toLowerCase());
     if (!item || !item.checksum) throw StorageErrors.fileNotFound();
 
     const etag = `"${item.checksum}"`;

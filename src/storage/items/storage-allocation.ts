@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { Db, Sql } from '../../database/sql';
 import { Transactions } from '../../database/transactions';
 import { AllocationUsage, StorageErrors } from '../storage.errors';
 import { StorageRepository } from './storage.repository';
@@ -19,6 +20,7 @@ import { StorageRepository } from './storage.repository';
 @Injectable()
 export class StorageAllocation {
   constructor(
+    private readonly sql: Sql,
     private readonly repository: StorageRepository,
     private readonly transactions: Transactions,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -29,17 +31,17 @@ export class StorageAllocation {
   }
 
   /**
-   * Runs `write`, which adds `bytes` to the organization's storage, only if they fit: in one transaction,
-   * under the organization's row lock. Without enforcement, just runs it.
+   * Runs `write`, which adds `bytes` to the organization's storage, only if they fit: on the `Db` it is given,
+   * which is one transaction under the organization's row lock. Without enforcement, just runs it, on autocommit.
    */
-  async withinAllocation<T>(organizationId: string, bytes: number, write: () => Promise<T>): Promise<T> {
-    if (!this.enforced) return write();
-    return this.transactions.run(async () => {
-      const allocation = await this.repository.lockAllocation(organizationId);
+  async withinAllocation<T>(organizationId: string, bytes: number, write: (db: Db) => Promise<T>): Promise<T> {
+    if (!this.enforced) return write(this.sql);
+    return this.transactions.run(async (tx) => {
+      const allocation = await this.repository.lockAllocation(tx, organizationId);
       if (allocation === null) throw StorageErrors.organizationNotFound(organizationId);
-      const reserved = await this.repository.reservedBytes(organizationId, new Date());
+      const reserved = await this.repository.reservedBytes(tx, organizationId, new Date());
       if (reserved + bytes > allocation) throw StorageErrors.allocationExceeded({ allocation, reserved }, bytes);
-      return write();
+      return write(tx);
     });
   }
 
@@ -49,7 +51,7 @@ export class StorageAllocation {
    */
   async usageNow(organizationId: string): Promise<AllocationUsage | null> {
     if (!this.enforced) return null;
-    const usage = await this.repository.allocationUsage(organizationId, new Date());
+    const usage = await this.repository.allocationUsage(this.sql, organizationId, new Date());
     if (!usage) throw StorageErrors.organizationNotFound(organizationId);
     return usage;
   }

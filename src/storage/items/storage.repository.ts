@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Sql } from '../../database/sql';
+import { Db, Transaction } from '../../database/sql';
 import { AllocationUsage } from '../storage.errors';
 import { StorageItem, StorageMetadata } from './storage-item';
 import { StorageKind } from './storage-kind';
@@ -41,16 +41,14 @@ const RESERVED_BYTES = `
 const ORPHAN_SCAN = 'orphan-scan';
 
 /**
- * Data access for storage items and upload nonces (and the sweeper's place in the store). Every read of tenant
- * data takes the organization id. State changes are single conditional statements, so two requests racing on one
- * item cannot both win.
+ * Data access for storage items and upload nonces (and the sweeper's place in the store), on the `Db` it is given.
+ * Every read of tenant data takes the organization id. State changes are single conditional statements, so two
+ * requests racing on one item cannot both win.
  */
 @Injectable()
 export class StorageRepository {
-  constructor(private readonly sql: Sql) {}
-
-  async createPending(item: NewStorageItem, uploadExpiresAt: Date): Promise<StorageItem> {
-    const created = await this.sql.row<StorageItem>(
+  async createPending(db: Db, item: NewStorageItem, uploadExpiresAt: Date): Promise<StorageItem> {
+    const created = await db.row<StorageItem>(
       `INSERT INTO storage_items (id, organization_id, kind, size, content_type, metadata, object_key, state, upload_expires_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8) RETURNING ${COLUMNS}`,
       [item.id, item.organizationId, item.kind, item.size, item.contentType, jsonOrNull(item.metadata), item.objectKey, uploadExpiresAt],
@@ -58,8 +56,8 @@ export class StorageRepository {
     return created!;
   }
 
-  async createComplete(item: NewStorageItem, checksum: string): Promise<StorageItem> {
-    const created = await this.sql.row<StorageItem>(
+  async createComplete(db: Db, item: NewStorageItem, checksum: string): Promise<StorageItem> {
+    const created = await db.row<StorageItem>(
       `INSERT INTO storage_items (id, organization_id, kind, size, content_type, metadata, object_key, state, checksum, completed_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, 'complete', $8, clock_timestamp()) RETURNING ${COLUMNS}`,
       [item.id, item.organizationId, item.kind, item.size, item.contentType, jsonOrNull(item.metadata), item.objectKey, checksum],
@@ -68,8 +66,8 @@ export class StorageRepository {
   }
 
   /** Marks an upload to a pending item as under way; null when the item is gone, complete or already claimed. */
-  claimPending(organizationId: string, itemId: string): Promise<StorageItem | null> {
-    return this.sql.row<StorageItem>(
+  claimPending(db: Db, organizationId: string, itemId: string): Promise<StorageItem | null> {
+    return db.row<StorageItem>(
       `UPDATE storage_items SET upload_claimed_at = clock_timestamp()
        WHERE id = $1 AND organization_id = $2 AND state = 'pending' AND upload_claimed_at IS NULL
        RETURNING ${COLUMNS}`,
@@ -78,16 +76,16 @@ export class StorageRepository {
   }
 
   /** A failed upload gives the URL back, so the client can retry it until it expires. */
-  async releaseClaim(organizationId: string, itemId: string): Promise<void> {
-    await this.sql.rows(
+  async releaseClaim(db: Db, organizationId: string, itemId: string): Promise<void> {
+    await db.rows(
       `UPDATE storage_items SET upload_claimed_at = NULL WHERE id = $1 AND organization_id = $2 AND state = 'pending'`,
       [itemId, organizationId],
     );
   }
 
   /** null when the item was deleted or purged while its bytes were streaming. */
-  completePending(organizationId: string, itemId: string, checksum: string): Promise<StorageItem | null> {
-    return this.sql.row<StorageItem>(
+  completePending(db: Db, organizationId: string, itemId: string, checksum: string): Promise<StorageItem | null> {
+    return db.row<StorageItem>(
       `UPDATE storage_items SET state = 'complete', checksum = $3, completed_at = clock_timestamp()
        WHERE id = $1 AND organization_id = $2 AND state = 'pending'
        RETURNING ${COLUMNS}`,
@@ -101,8 +99,8 @@ export class StorageRepository {
    * writes (which lock the row FOR UPDATE) and behind an allocation change, while foreign-key checks of
    * inserts elsewhere (FOR KEY SHARE) pass.
    */
-  async lockAllocation(organizationId: string): Promise<number | null> {
-    const row = await this.sql.row<{ storageAllocation: number }>(
+  async lockAllocation(tx: Transaction, organizationId: string): Promise<number | null> {
+    const row = await tx.row<{ storageAllocation: number }>(
       `SELECT storage_allocation::float8 AS "storageAllocation" FROM organizations WHERE id = $1 FOR NO KEY UPDATE`,
       [organizationId],
     );
@@ -110,8 +108,8 @@ export class StorageRepository {
   }
 
   /** The allocation and what counts against it, read without a lock (for an estimate). */
-  allocationUsage(organizationId: string, now: Date): Promise<AllocationUsage | null> {
-    return this.sql.row<AllocationUsage>(
+  allocationUsage(db: Db, organizationId: string, now: Date): Promise<AllocationUsage | null> {
+    return db.row<AllocationUsage>(
       `SELECT storage_allocation::float8 AS allocation, (${RESERVED_BYTES})::float8 AS reserved FROM organizations WHERE id = $1`,
       [organizationId, now],
     );
@@ -121,14 +119,14 @@ export class StorageRepository {
    * Bytes that count against the allocation: complete files, and pending items whose URL has not expired at
    * `now` or that an upload is streaming into (it may outlive the URL's expiry, and its bytes will land).
    */
-  async reservedBytes(organizationId: string, now: Date): Promise<number> {
-    const row = await this.sql.row<{ reserved: number }>(`SELECT (${RESERVED_BYTES})::float8 AS reserved`, [organizationId, now]);
+  async reservedBytes(db: Db, organizationId: string, now: Date): Promise<number> {
+    const row = await db.row<{ reserved: number }>(`SELECT (${RESERVED_BYTES})::float8 AS reserved`, [organizationId, now]);
     return row!.reserved;
   }
 
   /** Claims a non-allocated URL's nonce; false when another upload already used it. */
-  async claimNonce(organizationId: string, nonce: string, expiresAt: Date): Promise<boolean> {
-    const rows = await this.sql.rows(
+  async claimNonce(db: Db, organizationId: string, nonce: string, expiresAt: Date): Promise<boolean> {
+    const rows = await db.rows(
       `INSERT INTO storage_upload_nonces (nonce, organization_id, expires_at) VALUES ($1, $2, $3)
        ON CONFLICT (nonce) DO NOTHING RETURNING nonce`,
       [nonce, organizationId, expiresAt],
@@ -136,19 +134,19 @@ export class StorageRepository {
     return rows.length === 1;
   }
 
-  async releaseNonce(organizationId: string, nonce: string): Promise<void> {
-    await this.sql.rows(`DELETE FROM storage_upload_nonces WHERE nonce = $1 AND organization_id = $2`, [nonce, organizationId]);
+  async releaseNonce(db: Db, organizationId: string, nonce: string): Promise<void> {
+    await db.rows(`DELETE FROM storage_upload_nonces WHERE nonce = $1 AND organization_id = $2`, [nonce, organizationId]);
   }
 
-  findItem(organizationId: string, itemId: string): Promise<StorageItem | null> {
-    return this.sql.row<StorageItem>(`SELECT ${COLUMNS} FROM storage_items WHERE id = $1 AND organization_id = $2`, [
+  findItem(db: Db, organizationId: string, itemId: string): Promise<StorageItem | null> {
+    return db.row<StorageItem>(`SELECT ${COLUMNS} FROM storage_items WHERE id = $1 AND organization_id = $2`, [
       itemId,
       organizationId,
     ]);
   }
 
-  findCompleteItem(organizationId: string, itemId: string): Promise<StorageItem | null> {
-    return this.sql.row<StorageItem>(
+  findCompleteItem(db: Db, organizationId: string, itemId: string): Promise<StorageItem | null> {
+    return db.row<StorageItem>(
       `SELECT ${COLUMNS} FROM storage_items WHERE id = $1 AND organization_id = $2 AND state = 'complete'`,
       [itemId, organizationId],
     );
@@ -156,6 +154,7 @@ export class StorageRepository {
 
   /** Newest first, ties broken by id so pages never overlap. */
   async listItems(
+    db: Db,
     organizationId: string,
     kind: StorageKind | undefined,
     offset: number,
@@ -163,19 +162,19 @@ export class StorageRepository {
   ): Promise<{ items: StorageItem[]; total: number }> {
     const [where, parameters] = filterClause(organizationId, { kind });
     const [items, total] = await Promise.all([
-      this.sql.rows<StorageItem>(
+      db.rows<StorageItem>(
         `SELECT ${COLUMNS} FROM storage_items WHERE ${where} ORDER BY created_at DESC, id DESC
          LIMIT $${parameters.length + 1} OFFSET $${parameters.length + 2}`,
         [...parameters, limit, offset],
       ),
-      this.countItems(organizationId, { kind }),
+      this.countItems(db, organizationId, { kind }),
     ]);
     return { items, total };
   }
 
   /** Count and bytes of complete items per kind (kinds without items are absent). */
-  usageByKind(organizationId: string): Promise<KindUsage[]> {
-    return this.sql.rows<KindUsage>(
+  usageByKind(db: Db, organizationId: string): Promise<KindUsage[]> {
+    return db.rows<KindUsage>(
       `SELECT kind, count(*)::int AS count, coalesce(sum(size), 0)::float8 AS size
        FROM storage_items WHERE organization_id = $1 AND state = 'complete' GROUP BY kind`,
       [organizationId],
@@ -183,24 +182,24 @@ export class StorageRepository {
   }
 
   /** Deletes the row and returns its object key, for the caller to delete the bytes after. */
-  async deleteItem(organizationId: string, itemId: string): Promise<string | null> {
-    const deleted = await this.sql.row<{ objectKey: string }>(
+  async deleteItem(db: Db, organizationId: string, itemId: string): Promise<string | null> {
+    const deleted = await db.row<{ objectKey: string }>(
       `DELETE FROM storage_items WHERE id = $1 AND organization_id = $2 RETURNING object_key AS "objectKey"`,
       [itemId, organizationId],
     );
     return deleted?.objectKey ?? null;
   }
 
-  async countItems(organizationId: string, filter: ItemFilter): Promise<number> {
+  async countItems(db: Db, organizationId: string, filter: ItemFilter): Promise<number> {
     const [where, parameters] = filterClause(organizationId, filter);
-    const counted = await this.sql.row<{ count: number }>(`SELECT count(*)::int AS count FROM storage_items WHERE ${where}`, parameters);
+    const counted = await db.row<{ count: number }>(`SELECT count(*)::int AS count FROM storage_items WHERE ${where}`, parameters);
     return counted!.count;
   }
 
   /** Deletes every matching row and returns their object keys. */
-  async deleteItems(organizationId: string, filter: ItemFilter): Promise<string[]> {
+  async deleteItems(db: Db, organizationId: string, filter: ItemFilter): Promise<string[]> {
     const [where, parameters] = filterClause(organizationId, filter);
-    const rows = await this.sql.rows<{ objectKey: string }>(
+    const rows = await db.rows<{ objectKey: string }>(
       `DELETE FROM storage_items WHERE ${where} RETURNING object_key AS "objectKey"`,
       parameters,
     );
@@ -211,8 +210,8 @@ export class StorageRepository {
    * Sweeper: deletes pending items whose URL expired before `expiredBefore` and that no upload is streaming
    * into (or whose upload claim is older than `staleClaimBefore`, left by a crash). Returns their object keys.
    */
-  async deleteExpiredPending(expiredBefore: Date, staleClaimBefore: Date, limit: number): Promise<string[]> {
-    const rows = await this.sql.rows<{ objectKey: string }>(
+  async deleteExpiredPending(db: Db, expiredBefore: Date, staleClaimBefore: Date, limit: number): Promise<string[]> {
+    const rows = await db.rows<{ objectKey: string }>(
       `DELETE FROM storage_items WHERE id IN (
          SELECT id FROM storage_items
          WHERE state = 'pending' AND upload_expires_at < $1
@@ -225,31 +224,31 @@ export class StorageRepository {
   }
 
   /** Sweeper: nonces matter only while their URL could still be used. */
-  async deleteExpiredNonces(expiredBefore: Date): Promise<number> {
-    const rows = await this.sql.rows(`DELETE FROM storage_upload_nonces WHERE expires_at < $1 RETURNING nonce`, [expiredBefore]);
+  async deleteExpiredNonces(db: Db, expiredBefore: Date): Promise<number> {
+    const rows = await db.rows(`DELETE FROM storage_upload_nonces WHERE expires_at < $1 RETURNING nonce`, [expiredBefore]);
     return rows.length;
   }
 
   /** Sweeper: which of these item ids still have a row (any organization: the sweep is not a tenant read). */
-  async existingItemIds(itemIds: string[]): Promise<Set<string>> {
+  async existingItemIds(db: Db, itemIds: string[]): Promise<Set<string>> {
     if (itemIds.length === 0) return new Set();
-    const rows = await this.sql.rows<{ id: string }>(`SELECT id FROM storage_items WHERE id = ANY($1::uuid[])`, [itemIds]);
+    const rows = await db.rows<{ id: string }>(`SELECT id FROM storage_items WHERE id = ANY($1::uuid[])`, [itemIds]);
     return new Set(rows.map((row) => row.id));
   }
 
   /** Sweeper: the last object key the orphan scan examined; null when the next scan starts from the beginning. */
-  async orphanScanMarker(): Promise<string | null> {
-    const row = await this.sql.row<{ marker: string }>(`SELECT marker FROM storage_sweep_state WHERE name = $1`, [ORPHAN_SCAN]);
+  async orphanScanMarker(db: Db): Promise<string | null> {
+    const row = await db.row<{ marker: string }>(`SELECT marker FROM storage_sweep_state WHERE name = $1`, [ORPHAN_SCAN]);
     return row?.marker ?? null;
   }
 
   /** Sweeper: where the next orphan scan resumes; null to start over from the beginning. */
-  async saveOrphanScanMarker(marker: string | null): Promise<void> {
+  async saveOrphanScanMarker(db: Db, marker: string | null): Promise<void> {
     if (marker === null) {
-      await this.sql.rows(`DELETE FROM storage_sweep_state WHERE name = $1`, [ORPHAN_SCAN]);
+      await db.rows(`DELETE FROM storage_sweep_state WHERE name = $1`, [ORPHAN_SCAN]);
       return;
     }
-    await this.sql.rows(
+    await db.rows(
       `INSERT INTO storage_sweep_state (name, marker) VALUES ($1, $2)
        ON CONFLICT (name) DO UPDATE SET marker = EXCLUDED.marker, updated_at = clock_timestamp()`,
       [ORPHAN_SCAN, marker],

@@ -1,4 +1,5 @@
 import { AppConfig } from '../../config/app-config';
+import { Sql } from '../../database/sql';
 import { OrganizationsRepository } from '../../organizations/organizations.repository';
 import { ObjectStore } from '../object-store/object-store';
 import { SignedUrls } from '../signed-urls/signed-urls';
@@ -11,6 +12,7 @@ describe('StorageService.statistics', () => {
   const organizationId = '0b7e4d1c-2f55-4c4e-9d1a-6f0c2a3b4c5d';
   const service = (organization: { storageAllocation: number } | null) =>
     new StorageService(
+      {} as Sql,
       { usageByKind: async () => [{ kind: 'image', count: 2, size: 300 }] } as unknown as StorageRepository,
       { findOrganization: async () => organization } as unknown as OrganizationsRepository,
       {} as SignedUrls,

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { totalPages } from '../../common/dto/pagination';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { Sql } from '../../database/sql';
 import { OrganizationsRepository } from '../../organizations/organizations.repository';
 import { mediaUrl } from '../cdn/media-url';
 import { OBJECT_STORE, ObjectStore, objectKeyFor } from '../object-store/object-store';
@@ -30,6 +31,7 @@ export class StorageService {
   private readonly logger = new Logger(StorageService.name);
 
   constructor(
+    private readonly sql: Sql,
     private readonly repository: StorageRepository,
     private readonly organizations: OrganizationsRepository,
     private readonly signedUrls: SignedUrls,
@@ -69,8 +71,9 @@ export class StorageService {
 
     const mediaId = randomUUID();
     // With STORAGE_ENFORCE_ALLOCATION, the pending item reserves its declared size, if it fits (413 if not).
-    await this.allocation.withinAllocation(organizationId, size, () =>
+    await this.allocation.withinAllocation(organizationId, size, (db) =>
       this.repository.createPending(
+        db,
         {
           id: mediaId,
           organizationId,
@@ -93,14 +96,14 @@ export class StorageService {
 
   async listItems(organizationId: string, query: ListItemsQueryDto): Promise<StorageItemPageDto> {
     const { page, limit, kind } = query;
-    const { items, total } = await this.repository.listItems(organizationId, kind, (page - 1) * limit, limit);
+    const { items, total } = await this.repository.listItems(this.sql, organizationId, kind, (page - 1) * limit, limit);
     return { items: items.map(StorageItemDto.from), total, page, limit, totalPages: totalPages(total, limit) };
   }
 
   async statistics(organizationId: string): Promise<StorageStatsDto> {
     const [organization, usage] = await Promise.all([
-      this.organizations.findOrganization(organizationId),
-      this.repository.usageByKind(organizationId),
+      this.organizations.findOrganization(this.sql, organizationId),
+      this.repository.usageByKind(this.sql, organizationId),
     ]);
     // The key authenticated a moment ago, so the organization exists unless it was removed in between.
     if (!organization) throw StorageErrors.organizationNotFound(organizationId);
@@ -114,7 +117,7 @@ export class StorageService {
   }
 
   async deleteItem(organizationId: string, itemId: string): Promise<MessageDto> {
-    const objectKey = await this.repository.deleteItem(organizationId, itemId);
+    const objectKey = await this.repository.deleteItem(this.sql, organizationId, itemId);
     if (objectKey === null) throw StorageErrors.itemNotFound(itemId);
     await this.deleteObjects([objectKey]);
     return { message: `Storage item ${itemId} deleted` };
@@ -127,10 +130,10 @@ export class StorageService {
       after: dto.after === undefined ? undefined : new Date(dto.after),
     };
     if (dto.dryRun) {
-      const count = await this.repository.countItems(organizationId, filter);
+      const count = await this.repository.countItems(this.sql, organizationId, filter);
       return { message: `Dry run: ${count} item(s) would be purged; nothing was deleted`, purgedCount: count };
     }
-    const objectKeys = await this.repository.deleteItems(organizationId, filter);
+    const objectKeys = await this.repository.deleteItems(this.sql, organizationId, filter);
     await this.deleteObjects(objectKeys);
     return { message: `Purged ${objectKeys.length} item(s)`, purgedCount: objectKeys.length };
   }

@@ -7,6 +7,7 @@ import { DomainError } from '../../common/domain-error';
 import { timeoutOf } from '../../http/http-timeouts';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { StorageMetrics } from '../storage.metrics';
+import { Sql } from '../../database/sql';
 import { mediaUrl } from '../cdn/media-url';
 import { UploadedItemDto } from '../items/dto/storage-item.dto';
 import { StorageMetadata } from '../items/storage-item';
@@ -40,6 +41,7 @@ export class UploadService {
   private readonly logger = new Logger(UploadService.name);
 
   constructor(
+    private readonly sql: Sql,
     private readonly repository: StorageRepository,
     private readonly signedUrls: SignedUrls,
     @Inject(OBJECT_STORE) private readonly store: ObjectStore,
@@ -87,9 +89,9 @@ export class UploadService {
       throw StorageErrors.validation(`The body has ${declaredLength} bytes but the signed URL was issued for ${grant.size}`);
     }
 
-    const claimed = await this.repository.claimPending(organizationId, mediaId);
+    const claimed = await this.repository.claimPending(this.sql, organizationId, mediaId);
     if (!claimed) {
-      const item = await this.repository.findItem(organizationId, mediaId);
+      const item = await this.repository.findItem(this.sql, organizationId, mediaId);
       throw item ? StorageErrors.uploadUrlUsed() : StorageErrors.uploadTargetGone(mediaId);
     }
 
@@ -97,16 +99,16 @@ export class UploadService {
     try {
       await this.streamInto(request, meter, claimed.objectKey, grant.size, () => abortReason(request));
     } catch (error) {
-      await this.repository.releaseClaim(organizationId, mediaId);
+      await this.repository.releaseClaim(this.sql, organizationId, mediaId);
       throw error;
     }
 
     let completed;
     try {
-      completed = await this.repository.completePending(organizationId, mediaId, meter.checksum());
+      completed = await this.repository.completePending(this.sql, organizationId, mediaId, meter.checksum());
     } catch (error) {
       await this.discard(claimed.objectKey);
-      await this.repository.releaseClaim(organizationId, mediaId).catch(() => undefined);
+      await this.repository.releaseClaim(this.sql, organizationId, mediaId).catch(() => undefined);
       throw error;
     }
     if (!completed) {
@@ -122,7 +124,7 @@ export class UploadService {
     if (!/^multipart\/form-data\s*;/i.test(request.headers['content-type'] ?? '')) {
       throw StorageErrors.validation('The upload must be multipart/form-data with a file field named "file"');
     }
-    if (!(await this.repository.claimNonce(organizationId, grant.nonce, new Date(grant.expiresAt * 1000)))) {
+    if (!(await this.repository.claimNonce(this.sql, organizationId, grant.nonce, new Date(grant.expiresAt * 1000)))) {
       throw StorageErrors.uploadUrlUsed();
     }
 
@@ -147,8 +149,9 @@ export class UploadService {
       }
       const contentType = normalizeContentType(form.file.mimeType) ?? 'application/octet-stream';
       const file = form.file;
-      const item = await this.allocation.withinAllocation(organizationId, file.bytes, () =>
+      const item = await this.allocation.withinAllocation(organizationId, file.bytes, (db) =>
         this.repository.createComplete(
+          db,
           { id: itemId, organizationId, kind: kindOfContentType(contentType), size: file.bytes, contentType, metadata, objectKey },
           file.checksum,
         ),
@@ -157,7 +160,7 @@ export class UploadService {
     } catch (error) {
       // The key is fresh, so whatever is under it is this upload's (deleting nothing is not an error).
       await this.discard(objectKey);
-      await this.repository.releaseNonce(organizationId, grant.nonce);
+      await this.repository.releaseNonce(this.sql, organizationId, grant.nonce);
       throw error;
     }
   }

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { withTryAdvisoryLock } from '../../database/advisory-lock';
 import { SWEEP_LOCK_KEY } from '../../database/advisory-lock-keys';
+import { Sql } from '../../database/sql';
 import { StorageRepository } from '../items/storage.repository';
 import { itemIdOfKey, OBJECT_STORE, ObjectStore } from '../object-store/object-store';
 
@@ -64,6 +65,7 @@ export class StorageSweeper implements OnApplicationBootstrap, OnApplicationShut
   private running: Promise<SweepReport> | null = null;
 
   constructor(
+    private readonly sql: Sql,
     private readonly repository: StorageRepository,
     @Inject(OBJECT_STORE) private readonly store: ObjectStore,
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -119,12 +121,12 @@ export class StorageSweeper implements OnApplicationBootstrap, OnApplicationShut
   private async sweepExpired(now: Date, report: SweepReport): Promise<void> {
     const staleClaim = new Date(now.getTime() - STALE_CLAIM_MS);
     for (;;) {
-      const keys = await this.repository.deleteExpiredPending(now, staleClaim, BATCH);
+      const keys = await this.repository.deleteExpiredPending(this.sql, now, staleClaim, BATCH);
       for (const key of keys) await this.deleteObject(key);
       report.expiredItems += keys.length;
       if (keys.length < BATCH) break;
     }
-    report.expiredNonces = await this.repository.deleteExpiredNonces(new Date(now.getTime() - NONCE_CLOCK_SKEW_MS));
+    report.expiredNonces = await this.repository.deleteExpiredNonces(this.sql, new Date(now.getTime() - NONCE_CLOCK_SKEW_MS));
   }
 
   /**
@@ -133,7 +135,7 @@ export class StorageSweeper implements OnApplicationBootstrap, OnApplicationShut
    * one object past the page, to tell "ended" from "more to come" without a run that examines nothing.
    */
   private async sweepOrphans(orphanBefore: Date, page: number, report: SweepReport): Promise<void> {
-    const marker = await this.repository.orphanScanMarker();
+    const marker = await this.repository.orphanScanMarker(this.sql);
     const candidates: string[] = [];
     let last: string | null = null;
     let ended = false;
@@ -156,12 +158,12 @@ export class StorageSweeper implements OnApplicationBootstrap, OnApplicationShut
 
     for (let start = 0; start < candidates.length; start += BATCH) {
       const batch = candidates.slice(start, start + BATCH);
-      const existing = await this.repository.existingItemIds(batch.map((key) => itemIdOfKey(key)!));
+      const existing = await this.repository.existingItemIds(this.sql, batch.map((key) => itemIdOfKey(key)!));
       for (const key of batch) {
         if (!existing.has(itemIdOfKey(key)!) && (await this.deleteObject(key))) report.orphanObjects += 1;
       }
     }
-    await this.repository.saveOrphanScanMarker(ended ? null : last);
+    await this.repository.saveOrphanScanMarker(this.sql, ended ? null : last);
   }
 
   /** One object failing to delete must not stop the sweep; without its row it is an orphan the scan meets again. */

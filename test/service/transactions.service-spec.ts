@@ -80,6 +80,8 @@ describe('Transactions (on a real database)', () => {
   it('keeps concurrent runs apart: one that fails takes none of the other\'s statements with it', async () => {
     let secondWrote!: () => void;
     const secondHasWritten = new Promise<void>((resolve) => (secondWrote = resolve));
+    // Assigned once, after the first run's closure that awaits it is made.
+    // eslint-disable-next-line prefer-const
     let second!: Promise<unknown>;
     const first = transactions.run(async (tx) => {
       const organization = await organizations.createOrganization(tx, 'first of two', 0);

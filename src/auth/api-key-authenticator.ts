@@ -1,5 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { CLOCK, Clock } from '../common/clock';
 import { InvalidationBus } from '../invalidation/invalidation-bus';
 import { isDatabaseUnavailable } from '../database/database-errors';
 import { ApiKey, bearerToken, hashApiKey, isApiKeyShaped } from './api-key';
@@ -77,6 +78,7 @@ export class ApiKeyAuthenticator {
   constructor(
     private readonly apiKeys: ApiKeysRepository,
     bus: InvalidationBus,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {
     bus.subscribe('apiKey', (keyId) => this.evict(keyId));
     bus.onReset(() => this.evictAll());
@@ -87,7 +89,7 @@ export class ApiKeyAuthenticator {
     const token = bearerToken(authorization);
     if (!token || !isApiKeyShaped(token)) return null;
     const keyHash = hashApiKey(token);
-    const now = Date.now();
+    const now = this.clock.now();
     const cached = this.live(this.byHash.get(keyHash), now);
     if (cached) {
       this.rememberHeader(authorization!, cached);
@@ -96,7 +98,7 @@ export class ApiKeyAuthenticator {
     if (this.isKnownMiss(keyHash, now)) return null;
     const principal = await this.lookUp(keyHash);
     const entry = this.byHash.get(keyHash);
-    if (principal && entry && entry.principal === principal && entry.expiresAt > Date.now()) this.rememberHeader(authorization!, entry);
+    if (principal && entry && entry.principal === principal && entry.expiresAt > this.clock.now()) this.rememberHeader(authorization!, entry);
     return principal;
   }
 
@@ -109,7 +111,7 @@ export class ApiKeyAuthenticator {
   /** Synchronous lookup for the poll's lean path: the cached principal, or undefined on a miss. */
   cached(authorization: string | undefined): Principal | undefined {
     if (authorization === undefined) return undefined;
-    const now = Date.now();
+    const now = this.clock.now();
     const known = this.live(this.byHeader.get(authorization), now);
     if (known !== undefined) return known.principal;
     const token = bearerToken(authorization);
@@ -155,12 +157,12 @@ export class ApiKeyAuthenticator {
         if (this.byHash.get(entry.keyHash) !== entry) return;
         if (principal === null) return this.drop(entry.keyHash);
         entry.principal = principal;
-        entry.expiresAt = Date.now() + ApiKeyAuthenticator.CACHE_TTL_MS;
+        entry.expiresAt = this.clock.now() + ApiKeyAuthenticator.CACHE_TTL_MS;
       },
       (error: unknown) => {
         entry.refreshing = false;
         if (this.byHash.get(entry.keyHash) === entry && isDatabaseUnavailable(error)) {
-          entry.expiresAt = Date.now() + ApiKeyAuthenticator.REFRESH_AHEAD_MS;
+          entry.expiresAt = this.clock.now() + ApiKeyAuthenticator.REFRESH_AHEAD_MS;
         }
       },
     );
@@ -244,7 +246,7 @@ export class ApiKeyAuthenticator {
   private rememberMiss(keyHash: string): void {
     this.misses.delete(keyHash);
     if (this.misses.size >= ApiKeyAuthenticator.MAX_ENTRIES) this.misses.delete(this.misses.keys().next().value as string);
-    this.misses.set(keyHash, Date.now() + ApiKeyAuthenticator.MISS_TTL_MS);
+    this.misses.set(keyHash, this.clock.now() + ApiKeyAuthenticator.MISS_TTL_MS);
   }
 
   private remember(keyHash: string, principal: Principal): CacheEntry {
@@ -253,7 +255,7 @@ export class ApiKeyAuthenticator {
     const entry: CacheEntry = {
       keyHash,
       principal,
-      expiresAt: Date.now() + ApiKeyAuthenticator.CACHE_TTL_MS,
+      expiresAt: this.clock.now() + ApiKeyAuthenticator.CACHE_TTL_MS,
       headers: [],
       refreshing: false,
     };

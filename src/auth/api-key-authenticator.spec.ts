@@ -277,7 +277,7 @@ describe('ApiKeyAuthenticator', () => {
   it('refuses on the next poll a key revoked while the lean path served it from its raw header', async () => {
     const { authenticator, bus, clock, lookups, row, release } = setup();
     const limiter = { hit: () => ({ totalHits: 1, timeToExpire: 60, isBlocked: false, timeToBlockExpire: 0 }) } as unknown as RateLimiter;
-    const payload = buildConfigPayload([]);
+    const payload = buildConfigPayload([], new Date(clock.now()));
     const cache = { get: () => payload } as unknown as FlagConfigCache;
     const config = loadConfig({});
     const poll = new FlagConfigPoll(authenticator, new AuthFailureLimiter(config, clock), limiter, cache);

@@ -1,3 +1,4 @@
+import { systemClock } from '../../common/clock';
 import { AppConfig } from '../../config/app-config';
 import { OrganizationsRepository } from '../../organizations/organizations.repository';
 import { ObjectStore } from '../object-store/object-store';
@@ -17,6 +18,7 @@ describe('StorageService.statistics', () => {
       {} as ObjectStore,
       {} as AppConfig,
       {} as StorageAllocation,
+      systemClock,
     );
 
   it('reports usage against the allocation', async () => {

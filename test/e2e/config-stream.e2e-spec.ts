@@ -54,7 +54,7 @@ describe('config change stream', () => {
   it('sends the current ETag on connect, as OFREP’s refetchEvaluation event', async () => {
     await createFlag(t, org.key, { key: 'double-xp' });
     const etag = await etagOf();
-    const before = Math.floor(Date.now() / 1000);
+    const before = Math.floor(clock.now() / 1000);
     const connection = await stream();
     expect(connection.status).toBe(200);
     expect(connection.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');

@@ -24,9 +24,10 @@ export type { StreamSlot } from './slot-reservations';
  * config caches); here it rebuilds the organization's payload once (the cache shares the build with the polls),
  * and the one event it makes is written to each of the organization's streams, a slice at a time
  * (stream-fan-out.ts): a stream costs no database work per event, and a fan-out to thousands of streams never
- * stalls the polls. One timer of the app's clock serves every stream (stream-heartbeats.ts): the heartbeats (each
- * stream's own, 15 s after its last write, so they spread out), and the end of streams past their lifetime. The per-key cap
- * is slot-reservations.ts; the text written, sse-frames.ts. A revoked key's streams end at once.
+ * stalls the polls. One timer of the app's clock serves every stream (stream-heartbeats.ts): the heartbeats
+ * (each stream's own, 15 s after its last write, so they spread out), and the end of streams past their
+ * lifetime. The per-key cap is slot-reservations.ts; the text written, sse-frames.ts. A revoked key's streams
+ * end at once.
  */
 @Injectable()
 export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplicationShutdown {

@@ -4,6 +4,7 @@ import { Permission } from '../../src/auth/permission';
 import { api, createFlag } from '../../test/factories/flags.factory';
 import { admin, bearer, createApiKey } from '../../test/factories/organizations.factory';
 import { eventually } from '../../test/support/eventually';
+import { FakeClock } from '../../test/support/fake-clock';
 import { openSse, SseConnection } from '../../test/support/sse-client';
 import { TestApp } from '../../test/support/test-app';
 import { useTestApp } from '../../test/support/test-suite';
@@ -22,7 +23,9 @@ async function streamOpen({ recorder, scheduler }: Harness, count = 1): Promise<
 }
 
 describe('FlagstoreClient with stream: true, against the service’s change stream', () => {
-  const { t, org } = useTestApp({ subscribed: true, leanConfigPoll: true });
+  // The service's clock: a stream's lifetime ends when a test moves it and beats the hub, not after 10 real minutes.
+  const clock = new FakeClock();
+  const { t, org } = useTestApp({ subscribed: true, leanConfigPoll: true, clock });
   const newClient = useClients();
   const connect = (options: { streamSilenceTimeoutMs?: number; apiKey?: string } = {}) =>
     newClient({ baseUrl: t.config.urls.baseUrl, apiKey: org.key, stream: true, ...options });
@@ -92,7 +95,8 @@ describe('FlagstoreClient with stream: true, against the service’s change stre
     await client.ready();
     await streamOpen(harness);
 
-    t.app.get(ConfigStreamHub).beat(Date.now() + STREAM_LIFETIME_MS + 1_000);
+    clock.advance(STREAM_LIFETIME_MS + 1_000);
+    t.app.get(ConfigStreamHub).beat();
     await eventually(() => scheduler.pending().length === 2, { what: 'a reconnect and a poll scheduled' });
     const [reconnect, poll] = scheduler.pending();
     // The service's hint is 1–2 s; the client waits that times 1–2 (random 0.5: 1.5).

@@ -4,6 +4,7 @@ import { AuthModule } from '../auth/auth.module';
 import { ApiExceptionFilter } from '../http/api-exception.filter';
 import { InvalidationBusModule } from '../invalidation/invalidation-bus';
 import { RedisModule } from '../redis/redis.module';
+import { ClockModule } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { ConfigModule } from '../config/config.module';
 import { SigningSecretModule } from '../config/signing-secret';
@@ -26,6 +27,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        ClockModule,
         SigningSecretModule,
         LoggingModule,
         DatabaseModule.forRoot(databaseUrl),

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidationBus } from '../invalidation/invalidation-bus';
-import { Sql } from '../database/sql';
 import { loadConfig } from '../config/app-config';
+import { Sql } from '../database/sql';
 import { buildConfigPayload } from '../flag-config/config-payload';
 import { RateLimiter } from '../rate-limit/rate-limiter';
 import { FlagConfigCache } from '../flag-config/flag-config.cache';
@@ -14,6 +14,7 @@ import * as apiKey from './api-key';
 import { hashApiKey } from './api-key';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
 import { AuthFailureLimiter } from './auth-failure-limiter';
+import { FakeClock } from '../../test/support/fake-clock';
 
 /** Shaped like a real key (`fsk_` and 43 base64url characters): others are refused without a lookup. */
 const KEY = 'fsk_test-key-test-key-test-key-test-key-test-ke';
@@ -47,11 +48,13 @@ function setup() {
     subscribe: (topic: string, handler: (id: string) => void) => bus.on(topic, handler),
     onReset: (handler: () => void) => bus.on('reset', handler),
   } as unknown as InvalidationBus;
-  const authenticator = new ApiKeyAuthenticator({} as Sql, repository, fakeBus);
+  const clock = new FakeClock();
+  const authenticator = new ApiKeyAuthenticator({} as Sql, repository, fakeBus, clock);
   const row = { id: 'key-1', organizationId: 'org-1', keyHash: KEY_SHA256, permissions: [Permission.FLAGS_READ] } as NonNullable<ApiKeyRow>;
   return {
     authenticator,
     bus,
+    clock,
     lookups,
     get queries() {
       return queries;
@@ -126,7 +129,7 @@ describe('ApiKeyAuthenticator', () => {
   });
 
   it('remembers an unknown key as a miss for a while, so a flood of it costs one lookup', async () => {
-    const { authenticator, lookups, release } = setup();
+    const { authenticator, clock, lookups, release } = setup();
     const unknown = `Bearer fsk_${'u'.repeat(43)}`;
     const first = authenticator.authenticate(unknown);
     release(null);
@@ -135,16 +138,12 @@ describe('ApiKeyAuthenticator', () => {
     await nextTurn();
     expect(lookups).toHaveLength(1);
 
-    const clock = jest.spyOn(Date, 'now').mockReturnValue(Date.now() + ApiKeyAuthenticator.MISS_TTL_MS + 1);
-    try {
-      const later = authenticator.authenticate(unknown);
-      await nextTurn();
-      expect(lookups).toHaveLength(2);
-      release(null);
-      expect(await later).toBeNull();
-    } finally {
-      clock.mockRestore();
-    }
+    clock.advance(ApiKeyAuthenticator.MISS_TTL_MS + 1);
+    const later = authenticator.authenticate(unknown);
+    await nextTurn();
+    expect(lookups).toHaveLength(2);
+    release(null);
+    expect(await later).toBeNull();
   });
 
   it('looks up the keys that arrive together with one query', async () => {
@@ -178,7 +177,7 @@ describe('ApiKeyAuthenticator', () => {
   });
 
   it('drops every raw header of a key with its revocation, and after expiry', async () => {
-    const { authenticator, bus, row, release } = setup();
+    const { authenticator, bus, clock, row, release } = setup();
     const pending = authenticator.authenticate(`Bearer ${KEY}`);
     release(row);
     await pending;
@@ -190,17 +189,12 @@ describe('ApiKeyAuthenticator', () => {
     const again = authenticator.authenticate(`Bearer ${KEY}`);
     release(row);
     await again;
-    const now = Date.now();
-    const clock = jest.spyOn(Date, 'now').mockReturnValue(now + ApiKeyAuthenticator.CACHE_TTL_MS + 1);
-    try {
-      expect(authenticator.cached(`Bearer ${KEY}`)).toBeUndefined();
-    } finally {
-      clock.mockRestore();
-    }
+    clock.advance(ApiKeyAuthenticator.CACHE_TTL_MS + 1);
+    expect(authenticator.cached(`Bearer ${KEY}`)).toBeUndefined();
   });
 
   it('shares one lookup among concurrent misses of a key, but starts another after a revocation', async () => {
-    const { authenticator, bus, lookups, row, release } = setup();
+    const { authenticator, bus, lookups, release } = setup();
     const first = authenticator.authenticate(`Bearer ${KEY}`);
     const second = authenticator.authenticate(`bearer ${KEY}`);
     await nextTurn();
@@ -222,11 +216,10 @@ describe('ApiKeyAuthenticator', () => {
       const pending = context.authenticator.authenticate(`Bearer ${KEY}`);
       context.release(context.row);
       await pending;
-      const start = Date.now();
-      const clock = jest.spyOn(Date, 'now').mockReturnValue(start + ApiKeyAuthenticator.CACHE_TTL_MS - 1_000);
-      return { ...context, start, clock };
+      const start = context.clock.now();
+      context.clock.set(start + ApiKeyAuthenticator.CACHE_TTL_MS - 1_000);
+      return { ...context, start };
     };
-    afterEach(() => jest.restoreAllMocks());
 
     it('keeps serving a key in use and renews it with one background lookup', async () => {
       const { authenticator, lookups, row, release, start, clock } = await inUse();
@@ -237,7 +230,7 @@ describe('ApiKeyAuthenticator', () => {
       release(row);
       await nextTurn();
       await nextTurn();
-      clock.mockReturnValue(start + ApiKeyAuthenticator.CACHE_TTL_MS + 1_000);
+      clock.set(start + ApiKeyAuthenticator.CACHE_TTL_MS + 1_000);
       expect(authenticator.cached(`Bearer ${KEY}`)).toMatchObject({ keyId: 'key-1' });
       expect(lookups).toHaveLength(2);
     });
@@ -255,11 +248,11 @@ describe('ApiKeyAuthenticator', () => {
       expect(authenticator.cached(`Bearer ${KEY}`)).toBeDefined();
       fail(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
       await settled();
-      clock.mockReturnValue(start + ApiKeyAuthenticator.CACHE_TTL_MS + 1_000); // past its first life
+      clock.set(start + ApiKeyAuthenticator.CACHE_TTL_MS + 1_000); // past its first life
       expect(authenticator.cached(`Bearer ${KEY}`)).toMatchObject({ keyId: 'key-1' });
       fail(new TypeError('a bug, not an outage')); // the renewal that last hit started
       await settled();
-      clock.mockReturnValue(start + ApiKeyAuthenticator.CACHE_TTL_MS + ApiKeyAuthenticator.REFRESH_AHEAD_MS);
+      clock.set(start + ApiKeyAuthenticator.CACHE_TTL_MS + ApiKeyAuthenticator.REFRESH_AHEAD_MS);
       expect(authenticator.cached(`Bearer ${KEY}`)).toBeUndefined();
     });
 
@@ -283,12 +276,12 @@ describe('ApiKeyAuthenticator', () => {
   });
 
   it('refuses on the next poll a key revoked while the lean path served it from its raw header', async () => {
-    const { authenticator, bus, lookups, row, release } = setup();
+    const { authenticator, bus, clock, lookups, row, release } = setup();
     const limiter = { hit: () => ({ totalHits: 1, timeToExpire: 60, isBlocked: false, timeToBlockExpire: 0 }) } as unknown as RateLimiter;
-    const payload = buildConfigPayload([]);
+    const payload = buildConfigPayload([], new Date(clock.now()));
     const cache = { get: () => payload } as unknown as FlagConfigCache;
     const config = loadConfig({});
-    const poll = new FlagConfigPoll(authenticator, new AuthFailureLimiter(config), limiter, cache);
+    const poll = new FlagConfigPoll(authenticator, new AuthFailureLimiter(config, clock), limiter, cache);
     const statuses: number[] = [];
     // What the database answers when the poll misses the cache: the row, until the key is revoked.
     const get = async (stored: typeof row | null = row) => {

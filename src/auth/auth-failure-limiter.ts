@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { IncomingMessage } from 'node:http';
+import { CLOCK, Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { FixedWindowCounter, secondsUntil } from '../rate-limit/fixed-window';
 import { clientAddressResolver } from './client-address';
@@ -25,25 +26,29 @@ export class AuthFailureLimiter {
   readonly addressOf: (request: IncomingMessage) => string;
   private readonly failures = new FixedWindowCounter(AUTH_FAILURE_WINDOW_MS, AuthFailureLimiter.MAX_ADDRESSES);
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {
     this.limit = config.authFailuresPerMinute;
     this.addressOf = clientAddressResolver(config.trustProxy);
   }
 
   /** Seconds until `address` may try again, or 0 when it may go on. */
-  retryAfterSeconds(address: string, now = Date.now()): number {
+  retryAfterSeconds(address: string): number {
+    const now = this.clock.now();
     const window = this.failures.peek(address, now);
     if (window === undefined || window.hits < this.limit) return 0;
     return secondsUntil(window.resetsAt, now);
   }
 
   /** Counts one request from `address` that had no valid key. */
-  record(address: string, now = Date.now()): void {
-    this.failures.hit(address, now);
+  record(address: string): void {
+    this.failures.hit(address, this.clock.now());
   }
 
   /** Takes back a request counted up front that turned out to carry a valid key. */
-  forgive(address: string, now = Date.now()): void {
-    this.failures.forgive(address, now);
+  forgive(address: string): void {
+    this.failures.forgive(address, this.clock.now());
   }
 }

@@ -26,7 +26,8 @@ export function configEtag(entries: readonly ConfigEntry[]): string {
   return createHash('sha256').update(canonical).digest('base64url').slice(0, 32);
 }
 
-export function buildConfigPayload(entries: readonly ConfigEntry[], now = new Date()): ConfigPayload {
+/** `now` (the app's clock) is generatedAt, and when the payload was built (its age in FlagConfigCache). */
+export function buildConfigPayload(entries: readonly ConfigEntry[], now: Date): ConfigPayload {
   const etag = configEtag(entries);
   const body = Buffer.from(
     JSON.stringify({

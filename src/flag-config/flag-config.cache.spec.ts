@@ -1,3 +1,4 @@
+import { FakeClock } from '../../test/support/fake-clock';
 import { InvalidationBus } from '../invalidation/invalidation-bus';
 import { AppConfig } from '../config/app-config';
 import { Sql } from '../database/sql';
@@ -10,11 +11,12 @@ describe('FlagConfigCache', () => {
   let reads: number;
   let failing: boolean;
   let cache: FlagConfigCache;
+  let clock: FakeClock;
   const flag = (value: unknown): ConfigEntry => ({ key: 'lives', type: 'number', value, runtime: 'shared' });
-  const settle = () => new Promise((resolve) => jest.requireActual<typeof import('timers')>('timers').setImmediate(resolve));
+  const settle = () => new Promise((resolve) => setImmediate(resolve));
 
   beforeEach(() => {
-    jest.useFakeTimers({ now: 1_000_000 });
+    clock = new FakeClock(1_000_000);
     entries = [flag(3)];
     reads = 0;
     failing = false;
@@ -26,27 +28,26 @@ describe('FlagConfigCache', () => {
       },
     } as unknown as FlagsRepository;
     const bus = { subscribe: () => undefined, onReset: () => undefined } as unknown as InvalidationBus;
-    cache = new FlagConfigCache({} as Sql, flags, bus, {} as AppConfig); // no Redis: payloads live 5 s
+    cache = new FlagConfigCache({} as Sql, flags, bus, {} as AppConfig, clock); // no Redis: payloads live 5 s
   });
-  afterEach(() => jest.useRealTimers());
 
   const body = (payload: ConfigPayload) => JSON.parse(payload.body.toString()).flags[0].value;
 
   it('serves from memory, and renews a payload in the background before it expires', async () => {
     const first = await cache.get('org');
     expect(reads).toBe(1);
-    jest.setSystemTime(1_000_000 + 3_000);
+    clock.set(1_000_000 + 3_000);
     expect(cache.get('org')).toBe(first); // fresh: no read
     expect(reads).toBe(1);
 
     entries = [flag(4)];
-    jest.setSystemTime(1_000_000 + 4_500);
+    clock.set(1_000_000 + 4_500);
     expect(cache.get('org')).toBe(first); // in its last fifth: answered at once, one rebuild started
     expect(cache.get('org')).toBe(first);
     expect(reads).toBe(2);
     await settle();
 
-    jest.setSystemTime(1_000_000 + 5_500); // the first payload's expiry: the renewed one is there, no wait
+    clock.set(1_000_000 + 5_500); // the first payload's expiry: the renewed one is there, no wait
     const renewed = cache.get('org');
     expect(renewed).not.toBeInstanceOf(Promise);
     expect(body(renewed as ConfigPayload)).toBe(4);

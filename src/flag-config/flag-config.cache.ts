@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { InvalidationBus } from '../invalidation/invalidation-bus';
+import { CLOCK, Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { FlagsRepository } from '../flags/flags.repository';
 import { FlagConfigMetrics } from './flag-config.metrics';
@@ -33,6 +34,7 @@ export class FlagConfigCache {
     private readonly flags: FlagsRepository,
     bus: InvalidationBus,
     @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(CLOCK) private readonly clock: Clock,
     @Optional() private readonly metrics?: FlagConfigMetrics,
   ) {
     this.maxAgeMs = config.redisUrl ? 60_000 : 5_000;
@@ -48,7 +50,7 @@ export class FlagConfigCache {
   get(organizationId: string): ConfigPayload | Promise<ConfigPayload> {
     const payload = this.payloads.get(organizationId);
     if (payload !== undefined) {
-      const age = Date.now() - payload.builtAt;
+      const age = this.clock.now() - payload.builtAt;
       if (age < this.maxAgeMs) {
         if (age >= this.maxAgeMs * 0.8 && !this.builds.has(organizationId)) this.build(organizationId).catch(() => undefined);
         return payload;
@@ -78,7 +80,7 @@ export class FlagConfigCache {
       .configEntries(this.sql, organizationId)
       .then(
         (entries) => {
-          const payload = buildConfigPayload(entries);
+          const payload = buildConfigPayload(entries, new Date(this.clock.now()));
           this.metrics?.payloadRebuilds.inc();
           if ((this.generations.get(organizationId) ?? 0) === generation && this.epoch === epoch) {
             this.payloads.set(organizationId, payload);

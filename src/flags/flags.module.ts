@@ -9,7 +9,6 @@ import { FlagWriter } from './flag-writer';
 import { FlagsController } from './flags.controller';
 import { FlagsRepository } from './flags.repository';
 import { FlagsService } from './flags.service';
-import { CLOCK, systemClock } from '../common/clock';
 import { FlagScheduler } from './schedules/flag-scheduler';
 import { FlagSchedulesController } from './schedules/flag-schedules.controller';
 import { FlagSchedulesRepository } from './schedules/flag-schedules.repository';
@@ -28,7 +27,6 @@ import { FlagSchedulesService } from './schedules/flag-schedules.service';
     FlagSchedulesRepository,
     FlagSchedulesService,
     FlagScheduler,
-    { provide: CLOCK, useValue: systemClock },
   ],
   exports: [FlagsRepository, FlagsService, FlagWriter],
 })

@@ -1,6 +1,7 @@
-import { Injectable, Logger, OnModuleDestroy, OnModuleInit, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit, Optional } from '@nestjs/common';
 import { ThrottlerStorage } from '@nestjs/throttler';
 import { Counter } from 'prom-client';
+import { CLOCK, Clock, ClockTimer } from '../common/clock';
 import { RedisConnections } from '../redis/redis.module';
 import { Metrics } from '../metrics/metrics';
 import { RedisLeaseStore } from './lease-store';
@@ -20,19 +21,20 @@ export const RATE_LIMIT_WINDOW_MS = 60_000;
 @Injectable()
 export class RateLimitStore implements ThrottlerStorage, OnModuleInit, OnModuleDestroy {
   readonly limiter: SharedLimiter;
-  private readonly sweeper: NodeJS.Timeout;
+  private readonly sweeper: ClockTimer;
 
   constructor(
     redis: RedisConnections,
+    @Inject(CLOCK) clock: Clock,
     @Optional() private readonly metrics?: Metrics,
   ) {
     this.limiter = new SharedLimiter({
       store: redis.commands ? new RedisLeaseStore(redis.commands) : undefined,
       windowMs: RATE_LIMIT_WINDOW_MS,
+      clock,
       logger: new Logger('RateLimit'),
     });
-    this.sweeper = setInterval(() => this.limiter.sweep(), RATE_LIMIT_WINDOW_MS);
-    this.sweeper.unref();
+    this.sweeper = clock.every(RATE_LIMIT_WINDOW_MS, () => this.limiter.sweep());
   }
 
   /** The throttler storage's entry; every budget has the same window, so `ttl` is RATE_LIMIT_WINDOW_MS. */
@@ -75,6 +77,6 @@ export class RateLimitStore implements ThrottlerStorage, OnModuleInit, OnModuleD
   }
 
   onModuleDestroy(): void {
-    clearInterval(this.sweeper);
+    this.sweeper.stop();
   }
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { FakeClock } from '../../test/support/fake-clock';
 import { RedisConnections } from '../redis/redis.module';
 import { AppConfig } from '../config/app-config';
 import { RateLimitBudget, RateLimiter } from './rate-limiter';
@@ -8,7 +9,7 @@ describe('RateLimiter', () => {
   const config = { configRateLimitPerMinute: 2, apiRateLimitPerMinute: 3 } as AppConfig;
   let store: RateLimitStore;
   beforeEach(() => {
-    store = new RateLimitStore({} as RedisConnections);
+    store = new RateLimitStore({} as RedisConnections, new FakeClock());
   });
   afterEach(() => store.onModuleDestroy());
 

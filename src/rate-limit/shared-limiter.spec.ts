@@ -7,7 +7,7 @@ import { SharedLimiter, ThrottlerStorageRecord } from './shared-limiter';
 const WINDOW = 60_000;
 
 function limiters(count: number, store: LeaseStore, clock: ManualClock, extra: Partial<ConstructorParameters<typeof SharedLimiter>[0]> = {}) {
-  return Array.from({ length: count }, () => new SharedLimiter({ store, windowMs: WINDOW, now: clock.now, ...extra }));
+  return Array.from({ length: count }, () => new SharedLimiter({ store, windowMs: WINDOW, clock, ...extra }));
 }
 
 async function hits(limiter: SharedLimiter, key: string, limit: number, count: number): Promise<ThrottlerStorageRecord[]> {

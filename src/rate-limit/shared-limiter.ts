@@ -1,4 +1,5 @@
 import type { ThrottlerStorage } from '@nestjs/throttler';
+import type { Clock } from '../common/clock';
 import { FixedWindowCounter, secondsUntil } from './fixed-window';
 import { Lease, LeaseStore } from './lease-store';
 
@@ -13,8 +14,8 @@ export interface SharedLimiterOptions {
   /** Where the shared windows live (Redis); without one every window is this instance's own. */
   store?: LeaseStore;
   windowMs: number;
-  /** The clock, injected so tests control it. */
-  now?: () => number;
+  /** What time it is: the app's CLOCK (RateLimitStore passes it), or a test's. */
+  clock: Pick<Clock, 'now'>;
   logger?: LimiterLogger;
   /** A lease not answered within this is a Redis outage: the poll waiting on it is counted here instead. */
   leaseTimeoutMs?: number;
@@ -70,7 +71,7 @@ export class SharedLimiter {
 
   private readonly store?: LeaseStore;
   private readonly windowMs: number;
-  private readonly now: () => number;
+  private readonly clock: Pick<Clock, 'now'>;
   private readonly logger?: LimiterLogger;
   private readonly leaseTimeoutMs: number;
   private readonly probeIntervalMs: number;
@@ -83,7 +84,7 @@ export class SharedLimiter {
   constructor(options: SharedLimiterOptions) {
     this.store = options.store;
     this.windowMs = options.windowMs;
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock;
     this.logger = options.logger;
     this.leaseTimeoutMs = options.leaseTimeoutMs ?? 500;
     this.probeIntervalMs = options.probeIntervalMs ?? 1_000;
@@ -101,7 +102,7 @@ export class SharedLimiter {
 
   /** Counts one hit; synchronous unless this instance's slice is empty and a lease must be awaited. */
   hit(key: string, limit: number): ThrottlerStorageRecord | Promise<ThrottlerStorageRecord> {
-    const now = this.now();
+    const now = this.clock.now();
     if (this.store === undefined) return this.countLocally(key, limit, now);
     if (this.down) {
       this.probe(key, limit, now);
@@ -129,7 +130,7 @@ export class SharedLimiter {
 
   /** Drops expired state; the owner calls it now and then. */
   sweep(): void {
-    const now = this.now();
+    const now = this.clock.now();
     for (const [key, state] of this.keys) {
       if (!state.leasing && state.waiters.length === 0 && state.resetsAt <= now && now - state.since >= this.windowMs) this.keys.delete(key);
     }
@@ -165,7 +166,7 @@ export class SharedLimiter {
   }
 
   private lease(state: KeyState): void {
-    const now = this.now();
+    const now = this.clock.now();
     state.leasing = true;
     const request = {
       key: state.key,
@@ -185,7 +186,7 @@ export class SharedLimiter {
   private granted(state: KeyState, lease: Lease): void {
     state.leasing = false;
     this.up();
-    const now = this.now();
+    const now = this.clock.now();
     if (lease.resetsAt <= now) {
       // The window ended while the lease was on its way; its grant is lost.
       if (state.resetsAt !== 0 && state.resetsAt <= now) this.forgetWindow(state, now);
@@ -218,7 +219,7 @@ export class SharedLimiter {
   private failed(state: KeyState, error: unknown): void {
     state.leasing = false;
     this.fail(error);
-    const now = this.now();
+    const now = this.clock.now();
     const waiters = state.waiters.splice(0);
     for (const waiter of waiters) waiter.resolve(this.countLocally(state.key, state.limit, now));
   }
@@ -239,13 +240,13 @@ export class SharedLimiter {
       },
       () => {
         this.probing = false;
-        this.nextProbeAt = this.now() + this.probeIntervalMs;
+        this.nextProbeAt = this.clock.now() + this.probeIntervalMs;
       },
     );
   }
 
   private fail(error: unknown): void {
-    this.nextProbeAt = this.now() + this.probeIntervalMs;
+    this.nextProbeAt = this.clock.now() + this.probeIntervalMs;
     if (this.down) return;
     this.down = true;
     this.outages += 1;

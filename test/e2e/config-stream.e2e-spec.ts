@@ -5,6 +5,7 @@ import { Permission } from '../../src/auth/permission';
 import { api, createFlag } from '../factories/flags.factory';
 import { admin, bearer, createApiKey, createOrganization, TestOrganization } from '../factories/organizations.factory';
 import { eventually } from '../support/eventually';
+import { FakeClock } from '../support/fake-clock';
 import { openSse, SseBlock, SseConnection } from '../support/sse-client';
 import { createTestApp, TestApp } from '../support/test-app';
 
@@ -15,14 +16,17 @@ const dataOf = (block: SseBlock) => JSON.parse(block.data!) as { type: string; e
 /**
  * GET /v1/flags/config/stream: an event with the new ETag after each change of the organization's flags, so a
  * client re-reads its config when it changed instead of polling; capped per key, kept alive, ended on a schedule.
+ * The instances on this file's database read `clock`: heartbeats, lifetimes and slot expiries come when a test
+ * moves it and beats the hub (what the hub's timer does every second), never after real seconds.
  */
 describe('config change stream', () => {
+  const clock = new FakeClock();
   let t: TestApp;
   let org: TestOrganization;
   const open: SseConnection[] = [];
 
   beforeAll(async () => {
-    t = await createTestApp();
+    t = await createTestApp({}, { clock });
   });
   afterAll(() => t.close());
   beforeEach(async () => {
@@ -44,12 +48,13 @@ describe('config change stream', () => {
     ]);
     return rows.map((row) => row.expires_at.getTime());
   };
+  const keepAlives = (connection: SseConnection) => connection.blocks.filter((block) => block.comment === 'keep-alive').length;
   const etagOf = async (app: TestApp = t) => (await request(app.http).get('/v1/flags/config').set(bearer(org.key)).expect(200)).body.etag as string;
 
   it('sends the current ETag on connect, as OFREP’s refetchEvaluation event', async () => {
     await createFlag(t, org.key, { key: 'double-xp' });
     const etag = await etagOf();
-    const before = Math.floor(Date.now() / 1000);
+    const before = Math.floor(clock.now() / 1000);
     const connection = await stream();
     expect(connection.status).toBe(200);
     expect(connection.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
@@ -89,14 +94,17 @@ describe('config change stream', () => {
     const flag = await createFlag(t, org.key, { key: 'k' });
     const etag = await etagOf();
     const connection = await stream(t, { ...bearer(org.key), 'Last-Event-ID': etag });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // A heartbeat is written after anything the open wrote: once it is here, an event on connect would be too.
+    clock.advance(HEARTBEAT_MS);
+    t.app.get(ConfigStreamHub).beat();
+    await connection.next((block) => block.comment === 'keep-alive');
     expect(connection.blocks.filter(isEvent)).toEqual([]);
     await api(t, org.key).patch(`/flags/${flag.id}`).send({ type: 'boolean', value: false }).expect(200);
     expect((await connection.next(isEvent)).id).toBe(await etagOf());
   });
 
   it('reaches streams on another instance within a second (the invalidation bus)', async () => {
-    const other = await createTestApp({}, { sameDatabaseAs: t });
+    const other = await createTestApp({}, { sameDatabaseAs: t, clock });
     try {
       const flag = await createFlag(t, org.key, { key: 'k' });
       const there = await stream(other);
@@ -175,7 +183,7 @@ describe('config change stream', () => {
     });
 
     it('holds the cap of 20 across instances, and a stream closed on one makes room on the other', async () => {
-      const other = await createTestApp({}, { sameDatabaseAs: t });
+      const other = await createTestApp({}, { sameDatabaseAs: t, clock });
       try {
         const here = [];
         for (let index = 0; index < 12; index += 1) here.push(await stream(t));
@@ -206,20 +214,23 @@ describe('config change stream', () => {
     });
 
     it('stops counting the streams of an instance that no longer renews them, and not before', async () => {
-      const other = await createTestApp({}, { sameDatabaseAs: t });
+      const other = await createTestApp({}, { sameDatabaseAs: t, clock });
       try {
         for (let index = 0; index < MAX_STREAMS_PER_KEY; index += 1) expect((await stream(other)).status).toBe(200);
         const hub = t.app.get(ConfigStreamHub);
-        const start = Date.now();
-        expect(await hub.reserve(org.keyId, start)).toBeNull();
+        const start = clock.now();
+        expect(await hub.reserve(org.keyId)).toBeNull();
         // The instance renews its slots while its streams run: still counted past the first expiry.
-        other.app.get(ConfigStreamHub).beat(start + SLOT_RENEW_MS);
+        clock.set(start + SLOT_RENEW_MS);
+        other.app.get(ConfigStreamHub).beat();
         await eventually(async () => (await slotExpiries(other)).every((expiry) => expiry >= start + SLOT_RENEW_MS + SLOT_TTL_MS), {
           what: 'the renewal of the other instance’s slots',
         });
-        expect(await hub.reserve(org.keyId, start + SLOT_TTL_MS + 1_000)).toBeNull();
+        clock.set(start + SLOT_TTL_MS + 1_000);
+        expect(await hub.reserve(org.keyId)).toBeNull();
         // Had it died at the renewal, its slots would stop counting once that renewal expires.
-        const slot = await hub.reserve(org.keyId, start + SLOT_RENEW_MS + SLOT_TTL_MS + 1_000);
+        clock.set(start + SLOT_RENEW_MS + SLOT_TTL_MS + 1_000);
+        const slot = await hub.reserve(org.keyId);
         expect(slot).not.toBeNull();
         slot!.release();
       } finally {
@@ -228,7 +239,7 @@ describe('config change stream', () => {
     });
 
     it('gives back every slot of an instance when it shuts down', async () => {
-      const closing = await createTestApp({}, { sameDatabaseAs: t });
+      const closing = await createTestApp({}, { sameDatabaseAs: t, clock });
       const connections = [];
       for (let index = 0; index < MAX_STREAMS_PER_KEY; index += 1) connections.push(await stream(closing));
       expect((await stream(t)).status).toBe(429);
@@ -284,17 +295,22 @@ describe('config change stream', () => {
     expect(await gauge()).toBe(before + 1);
   });
 
-  describe('time (the hub’s clock passed in, not waited for)', () => {
+  describe('time (the hub’s clock moved, not waited for)', () => {
     it('writes a comment every heartbeat and ends a stream after 10 minutes with a retry hint', async () => {
+      const opened = clock.now();
       const connection = await stream();
       await connection.next(isEvent);
       const hub = t.app.get(ConfigStreamHub);
-      hub.beat(Date.now() + HEARTBEAT_MS);
+      clock.set(opened + HEARTBEAT_MS);
+      hub.beat();
       expect(await connection.next((block) => block.comment === 'keep-alive')).toEqual({ comment: 'keep-alive' });
-      hub.beat(Date.now() + STREAM_LIFETIME_MS - 5_000);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Silent since that heartbeat: this beat writes another one rather than the end, and once it is here, so would the end be.
+      clock.set(opened + STREAM_LIFETIME_MS - 5_000);
+      hub.beat();
+      await connection.next((block) => block.comment === 'keep-alive' && keepAlives(connection) === 2);
       expect(connection.blocks.some((block) => block.retry !== undefined)).toBe(false);
-      hub.beat(Date.now() + STREAM_LIFETIME_MS + 1_000);
+      clock.set(opened + STREAM_LIFETIME_MS + 1_000);
+      hub.beat();
       await connection.ended;
       const retry = connection.blocks.at(-1)!.retry!;
       expect(retry).toBeGreaterThanOrEqual(1_000);

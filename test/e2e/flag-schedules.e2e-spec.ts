@@ -1,6 +1,5 @@
-import { CLOCK } from '../../src/common/clock';
 import { Permission } from '../../src/auth/permission';
-import { FlagScheduler } from '../../src/flags/schedules/flag-scheduler';
+import { FlagScheduler, SCHEDULER_TICK_MS } from '../../src/flags/schedules/flag-scheduler';
 import { api, createFlag } from '../factories/flags.factory';
 import { admin, createApiKey, createOrganization, subscribe, TestOrganization } from '../factories/organizations.factory';
 import { eventually } from '../support/eventually';
@@ -12,8 +11,8 @@ const HOUR = 60 * 60 * 1000;
 
 /**
  * Scheduled changes (decisions.md "Live operations"). Every instance here reads a FakeClock: a schedule falls
- * due when a test moves that clock past its `at`, and the scheduler's own ticks (every 250 ms, on real time)
- * then apply it; nothing waits for real minutes.
+ * due when a test moves that clock past its `at`, and the test then runs the scheduler's tick (what the clock's
+ * timer runs every SCHEDULER_TICK_MS; a FakeClock runs none by itself), so nothing waits for real time.
  */
 describe('scheduled flag changes', () => {
   const clock = new FakeClock(Date.parse('2026-12-04T12:00:00Z'));
@@ -21,14 +20,16 @@ describe('scheduled flag changes', () => {
   let org: TestOrganization;
 
   beforeAll(async () => {
-    t = await createTestApp({}, { overrides: [{ provide: CLOCK, useValue: clock }] });
+    t = await createTestApp({}, { clock });
   });
   afterAll(() => t.close());
   beforeEach(async () => {
     org = await createOrganization(t);
   });
 
-  const inHours = (hours: number) => new Date(clock.now().getTime() + hours * HOUR).toISOString();
+  const inHours = (hours: number) => new Date(clock.now() + hours * HOUR).toISOString();
+  /** One tick of the scheduler of `app`, as its timer would run it at the clock's time. */
+  const tick = (app: TestApp = t) => app.app.get(FlagScheduler).tick();
   const schedule = (flagId: string, body: object, key = org.key) => api(t, key).post(`/flags/${flagId}/schedules`).send(body);
   const flagOf = async (flagId: string) => (await api(t, org.key).get(`/flags/${flagId}`).expect(200)).body as { value: unknown; name: string; archived: boolean };
   const schedulesOf = async (flagId: string) => (await api(t, org.key).get(`/flags/${flagId}/schedules`).expect(200)).body;
@@ -122,18 +123,20 @@ describe('scheduled flag changes', () => {
       const made = await schedule(flag.id, { at: inHours(2), change: { type: 'number', value: 2 } }).expect(201);
 
       clock.advance(HOUR); // not due yet
-      await new Promise((resolve) => setTimeout(resolve, 600)); // two ticks
+      await tick();
+      await tick();
       expect((await flagOf(flag.id)).value).toBe(1);
 
       clock.advance(HOUR);
-      const due = Date.now();
+      // The first tick at or after `at` applies it, and ticks come every SCHEDULER_TICK_MS: within a second.
+      await tick();
       await eventually(async () => (await flagOf(flag.id)).value === 2, { timeoutMs: 5_000, intervalMs: 20 });
-      expect(Date.now() - due).toBeLessThan(1_000);
+      expect(SCHEDULER_TICK_MS).toBeLessThan(1_000);
 
       const [entry] = await auditOf(flag.id);
       expect(entry).toMatchObject({ action: 'flag.value.set', actorType: 'system', actorId: null, before: { value: 1 }, after: { value: 2 } });
       const [settled] = (await schedulesOf(flag.id)).results;
-      expect(settled).toMatchObject({ id: made.body.id, state: 'applied', reason: null, settledAt: clock.now().toISOString() });
+      expect(settled).toMatchObject({ id: made.body.id, state: 'applied', reason: null, settledAt: clock.date().toISOString() });
       const after = await api(t, org.key).get('/flags/config').set('If-None-Match', before.headers.etag).expect(200);
       expect(after.body.flags).toEqual([{ key: 'double-xp', type: 'number', value: 2, runtime: 'shared' }]);
     });
@@ -144,6 +147,7 @@ describe('scheduled flag changes', () => {
       await schedule(flag.id, { at: inHours(1), change: { type: 'string', value: 'live' } }).expect(201);
       await schedule(flag.id, { at: inHours(3), change: { archived: true } }).expect(201);
       clock.advance(4 * HOUR);
+      await tick();
       await eventually(async () => (await flagOf(flag.id)).archived === true, { timeoutMs: 5_000 });
       const audit = (await auditOf(flag.id)).reverse();
       expect(audit.map((entry: { action: string; after: { value: string } }) => [entry.action, entry.after.value])).toEqual([
@@ -158,6 +162,7 @@ describe('scheduled flag changes', () => {
       const flag = await createFlag(t, org.key, { key: 'k' });
       const made = await schedule(flag.id, { at: inHours(1), change: { type: 'boolean', value: true } }).expect(201);
       clock.advance(2 * HOUR);
+      await tick();
       await eventually(async () => (await stateOf(made.body.id)).state === 'applied', { timeoutMs: 5_000 });
       expect(await auditOf(flag.id)).toHaveLength(1);
     });
@@ -172,6 +177,7 @@ describe('scheduled flag changes', () => {
         const archive = await schedule(locked.id, { at: inHours(2), change: { archived: true } }).expect(201);
         await admin(t).delete(`/organizations/${org.id}/subscriptions/${subscription}`).expect(204);
         clock.advance(3 * HOUR);
+        await tick();
         await eventually(async () => (await stateOf(archive.body.id)).state !== 'pending', { timeoutMs: 5_000 });
         expect(await stateOf(value.body.id)).toEqual({ state: 'failed', reason: expect.stringMatching(/beyond the plan's limit/) });
         expect(await stateOf(archive.body.id)).toEqual({ state: 'applied', reason: null });
@@ -184,6 +190,7 @@ describe('scheduled flag changes', () => {
         const made = await schedule(flag.id, { at: inHours(1), change: { type: 'boolean', value: false } }).expect(201);
         await api(t, org.key).patch(`/flags/${flag.id}`).send({ archived: true }).expect(200);
         clock.advance(2 * HOUR);
+        await tick();
         await eventually(async () => (await stateOf(made.body.id)).state !== 'pending', { timeoutMs: 5_000 });
         expect(await stateOf(made.body.id)).toEqual({ state: 'failed', reason: expect.stringMatching(/is archived/) });
         expect(await flagOf(flag.id)).toMatchObject({ value: true, archived: true });
@@ -196,7 +203,7 @@ describe('scheduled flag changes', () => {
         await api(t, org.key).delete(`/flags/${flag.id}`).expect(204);
         expect(await stateOf(made.body.id)).toEqual({ state: 'failed', reason: 'Flag "gone" was deleted' });
         clock.advance(2 * HOUR);
-        await new Promise((resolve) => setTimeout(resolve, 600));
+        await tick();
         expect(await stateOf(made.body.id)).toEqual({ state: 'failed', reason: 'Flag "gone" was deleted' });
       });
     });
@@ -210,7 +217,7 @@ describe('scheduled flag changes', () => {
       expect(await schedulesOf(flag.id)).toMatchObject({ results: [], total: 0 });
       expectApiError(await api(t, org.key).delete(`/flags/${flag.id}/schedules/${made.body.id}`), 404, 'SCHEDULE_NOT_FOUND');
       clock.advance(2 * HOUR);
-      await new Promise((resolve) => setTimeout(resolve, 600));
+      await tick();
       expect((await flagOf(flag.id)).name).toBe('Flag k');
     });
 
@@ -220,6 +227,7 @@ describe('scheduled flag changes', () => {
       const made = await schedule(flag.id, { at: inHours(1), change: { name: 'Renamed' } }).expect(201);
       expectApiError(await api(t, org.key).delete(`/flags/${other.id}/schedules/${made.body.id}`), 404, 'SCHEDULE_NOT_FOUND');
       clock.advance(2 * HOUR);
+      await tick();
       await eventually(async () => (await stateOf(made.body.id)).state === 'applied', { timeoutMs: 5_000 });
       expectApiError(await api(t, org.key).delete(`/flags/${flag.id}/schedules/${made.body.id}`), 404, 'SCHEDULE_NOT_FOUND');
       expectApiError(await api(t, org.key).delete(`/flags/${flag.id}/schedules/nope`), 400, 'VALIDATION_ERROR', /scheduleId must be a valid UUID/);
@@ -228,7 +236,7 @@ describe('scheduled flag changes', () => {
 
   describe('with several instances', () => {
     it('applies each due schedule exactly once when two instances race for them', async () => {
-      const second = await createTestApp({}, { sameDatabaseAs: t, overrides: [{ provide: CLOCK, useValue: clock }] });
+      const second = await createTestApp({}, { sameDatabaseAs: t, clock });
       try {
         await subscribe(t, org.id);
         const flags = [];
@@ -239,7 +247,7 @@ describe('scheduled flag changes', () => {
           flags.push(flag);
         }
         clock.advance(2 * HOUR);
-        // Both instances' ticks run as well; these calls join them.
+        // Both instances run at once, as their ticks would.
         const [first, other] = await Promise.all([t.app.get(FlagScheduler).runDue(), second.app.get(FlagScheduler).runDue()]);
         await eventually(
           async () =>
@@ -261,16 +269,17 @@ describe('scheduled flag changes', () => {
 
     it('catches up, in order, on schedules that fell due while every instance was down', async () => {
       // The suite's instance keeps its clock; the one that goes down and the one that comes back read their own.
-      const down = new FakeClock(clock.now().getTime());
-      const first = await createTestApp({}, { sameDatabaseAs: t, overrides: [{ provide: CLOCK, useValue: down }] });
+      const down = new FakeClock(clock.now());
+      const first = await createTestApp({}, { sameDatabaseAs: t, clock: down });
       const flag = await createFlag(first, org.key, { key: 'weekend', type: 'string', value: 'normal' });
       await api(first, org.key).post(`/flags/${flag.id}/schedules`).send({ at: inHours(10), change: { type: 'string', value: 'double' } }).expect(201);
       await api(first, org.key).post(`/flags/${flag.id}/schedules`).send({ at: inHours(20), change: { type: 'string', value: 'normal again' } }).expect(201);
       await first.close();
 
-      const back = new FakeClock(clock.now().getTime() + 30 * HOUR);
-      const restarted = await createTestApp({}, { sameDatabaseAs: t, overrides: [{ provide: CLOCK, useValue: back }] });
+      const back = new FakeClock(clock.now() + 30 * HOUR);
+      const restarted = await createTestApp({}, { sameDatabaseAs: t, clock: back });
       try {
+        await tick(restarted); // its first tick
         await eventually(async () => (await flagOf(flag.id)).value === 'normal again', { timeoutMs: 5_000 });
         const audit = (await auditOf(flag.id)).reverse();
         expect(audit.map((entry: { after: { value: string } }) => entry.after.value)).toEqual(['normal', 'double', 'normal again']);

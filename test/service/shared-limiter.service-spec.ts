@@ -43,7 +43,7 @@ describeWithBinaries('SharedLimiter on a real Redis', { 'redis-server': redisSer
     const clock = new ManualClock();
     const limiters = connections
       .slice(0, plan.instances)
-      .map((connection) => new SharedLimiter({ store: new RedisLeaseStore(connection), windowMs: WINDOW, now: clock.now, leaseTimeoutMs: 5_000 }));
+      .map((connection) => new SharedLimiter({ store: new RedisLeaseStore(connection), windowMs: WINDOW, clock, leaseTimeoutMs: 5_000 }));
     const outcomes = await runSimulation(plan, limiters, clock, `${randomUUID()}:`);
     expect(limiters.some((limiter) => limiter.degraded)).toBe(false);
     return accountWindows(plan, outcomes, WINDOW);
@@ -118,7 +118,7 @@ describeWithBinaries('SharedLimiter on a real Redis', { 'redis-server': redisSer
     it('counts on each instance and keeps answering, then shares the limit again once Redis is back', async () => {
       const clock = new ManualClock();
       const logger = { warn: jest.fn(), log: jest.fn() };
-      const options = { windowMs: WINDOW, now: clock.now, logger, leaseTimeoutMs: 200, probeIntervalMs: 1_000 };
+      const options = { windowMs: WINDOW, clock, logger, leaseTimeoutMs: 200, probeIntervalMs: 1_000 };
       const first = new SharedLimiter({ store: new RedisLeaseStore(a), ...options });
       const second = new SharedLimiter({ store: new RedisLeaseStore(b), ...options });
       const poll = async (limiter: SharedLimiter, count: number) =>

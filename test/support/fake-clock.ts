@@ -1,10 +1,20 @@
-import type { Clock } from '../../src/common/clock';
+import type { Clock, ClockTimer } from '../../src/common/clock';
 
-/** A clock that moves only when told: schedules fall due when a test says so, not after real minutes. */
+/**
+ * A clock that moves only when told: schedules, expiries and heartbeats fall due when a test says so, not after
+ * real minutes. The jobs the app sets on it (the scheduler's tick, the stream hub's beat, the sweepers) never run
+ * by themselves: a test moves the time, then calls the job it means to run (FlagScheduler.tick,
+ * ConfigStreamHub.beat), so nothing runs behind its back with a time it has not finished setting.
+ */
 export class FakeClock implements Clock {
   constructor(private time: number = Date.now()) {}
 
-  now(): Date {
+  now(): number {
+    return this.time;
+  }
+
+  /** The current time as a Date (ISO strings, `at` of a schedule). */
+  date(): Date {
     return new Date(this.time);
   }
 
@@ -12,7 +22,11 @@ export class FakeClock implements Clock {
     this.time += ms;
   }
 
-  set(instant: Date): void {
-    this.time = instant.getTime();
+  set(instant: Date | number): void {
+    this.time = typeof instant === 'number' ? instant : instant.getTime();
+  }
+
+  every(): ClockTimer {
+    return { stop: () => undefined };
   }
 }

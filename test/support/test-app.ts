@@ -8,6 +8,7 @@ import { Logger as PinoNestLogger } from 'nestjs-pino';
 import { AppModule } from '../../src/app/app.module';
 import { LOG_DESTINATION } from '../../src/logging/logging.module';
 import { configureApp } from '../../src/app/app.setup';
+import { CLOCK, Clock } from '../../src/common/clock';
 import { freePort } from '../../src/common/free-port';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
 import { recordExchanges } from './contract';
@@ -44,7 +45,9 @@ export async function createTestApp(
     databaseUrl?: string;
     /** Where the app's log lines go (JSON, one per line); by default stdout, at LOG_LEVEL warn unless `env` says. */
     logDestination?: NodeJS.WritableStream;
-    /** Providers replaced by the given values (a fake CLOCK, say). */
+    /** The app's CLOCK (a FakeClock: time moves when the test moves it, and the app's clock timers never fire). */
+    clock?: Clock;
+    /** Providers replaced by the given values. */
     overrides?: Array<{ provide: unknown; useValue: unknown }>;
   } = {},
 ): Promise<TestApp> {
@@ -65,6 +68,7 @@ export async function createTestApp(
 
   const testing = Test.createTestingModule({ imports: [AppModule.forRoot(config, databaseUrl)] });
   if (options.logDestination) testing.overrideProvider(LOG_DESTINATION).useValue(options.logDestination);
+  if (options.clock) testing.overrideProvider(CLOCK).useValue(options.clock);
   for (const { provide, useValue } of options.overrides ?? []) testing.overrideProvider(provide).useValue(useValue);
   const moduleRef = await testing.compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, bufferLogs: true });

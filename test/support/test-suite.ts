@@ -1,4 +1,5 @@
 import { createOrganization, subscribe, TestOrganization } from '../factories/organizations.factory';
+import type { Clock } from '../../src/common/clock';
 import { createTestApp, TestApp } from './test-app';
 
 export interface TestSuiteOptions {
@@ -8,6 +9,8 @@ export interface TestSuiteOptions {
   env?: Record<string, string>;
   /** Serve the config poll in front of Express, as production does. */
   leanConfigPoll?: boolean;
+  /** The app's clock (a FakeClock), for tests that move time. */
+  clock?: Clock;
 }
 
 /**
@@ -19,7 +22,7 @@ export function useTestApp(options: TestSuiteOptions = {}): { t: TestApp; org: T
   const t = {} as TestApp;
   const org = {} as TestOrganization;
   beforeAll(async () => {
-    Object.assign(t, await createTestApp(options.env, { leanConfigPoll: options.leanConfigPoll }));
+    Object.assign(t, await createTestApp(options.env, { leanConfigPoll: options.leanConfigPoll, clock: options.clock }));
   });
   afterAll(() => t.close?.());
   beforeEach(async () => {

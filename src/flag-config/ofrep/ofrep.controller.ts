@@ -4,6 +4,7 @@ import { ApiBody, ApiHeader, ApiNotFoundResponse, ApiNotModifiedResponse, ApiOkR
 import type { Request } from 'express';
 import { AcceptsApiKeyHeader, CurrentPrincipal, RequirePermission } from '../../auth/auth.decorators';
 import { Principal } from '../../auth/principal';
+import { CLOCK, Clock } from '../../common/clock';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { Permission } from '../../auth/permission';
 import { CONFIG_CACHE_CONTROL, ConfigPayload } from '../config-payload';
@@ -41,6 +42,7 @@ export class OfrepController {
     private readonly cache: FlagConfigCache,
     @Inject(STREAM_TOKENS) private readonly tokens: StreamTokens,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   @Post()
@@ -101,7 +103,7 @@ export class OfrepController {
   private bulkBody(principal: Principal, payload: ConfigPayload): string {
     const { flagsJson } = evaluationsOf(payload);
     if (!this.config.streamsEnabled) return `{"flags":${flagsJson}}`;
-    const token = this.tokens.sign(principal.organizationId, principal.keyId, Date.now());
+    const token = this.tokens.sign(principal.organizationId, principal.keyId, this.clock.now());
     const url = `${this.config.urls.publicUrl}${CONFIG_STREAM_PATH}?token=${token}`;
     return `{"flags":${flagsJson},"eventStreams":${JSON.stringify([{ type: 'sse', url, inactivityDelaySec: INACTIVITY_DELAY_SECONDS }])}}`;
   }

@@ -9,6 +9,7 @@ import { Public } from '../../http/access';
 import { permissionRefusal } from '../../auth/auth.errors';
 import { authenticateOrCount, countedAuthentication } from '../../auth/auth.guard';
 import { AuthenticatedRequest, Principal } from '../../auth/principal';
+import { CLOCK, Clock } from '../../common/clock';
 import { ApiErrorDto } from '../../common/dto/api-error.dto';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { RateLimitedError } from '../../rate-limit/rate-limited.error';
@@ -46,6 +47,7 @@ export class ConfigStreamController {
     private readonly failures: AuthFailureLimiter,
     @Inject(STREAM_TOKENS) private readonly tokens: StreamTokens,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   @Get()
@@ -105,7 +107,7 @@ export class ConfigStreamController {
       this.failures,
       request,
       async () => {
-        const grant = typeof token === 'string' ? this.tokens.verify(token, Date.now()) : null;
+        const grant = typeof token === 'string' ? this.tokens.verify(token, this.clock.now()) : null;
         return grant ? this.authenticator.activeKey(grant.organizationId, grant.keyId) : null;
       },
       () => new UnauthorizedException('The stream token is invalid or expired, or its key was revoked; read a new one from OFREP bulk evaluation'),

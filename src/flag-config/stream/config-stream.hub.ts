@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { CLOCK, Clock, ClockTimer } from '../../common/clock';
 import { InvalidationBus } from '../../invalidation/invalidation-bus';
 import { FlagConfigMetrics } from '../flag-config.metrics';
 import { Principal } from '../../auth/principal';
@@ -23,9 +24,10 @@ export type { StreamSlot } from './slot-reservations';
  * config caches); here it rebuilds the organization's payload once (the cache shares the build with the polls),
  * and the one event it makes is written to each of the organization's streams, a slice at a time
  * (stream-fan-out.ts): a stream costs no database work per event, and a fan-out to thousands of streams never
- * stalls the polls. One timer serves every stream (stream-heartbeats.ts): the heartbeats (each stream's own,
- * 15 s after its last write, so they spread out), and the end of streams past their lifetime. The per-key cap
- * is slot-reservations.ts; the text written, sse-frames.ts. A revoked key's streams end at once.
+ * stalls the polls. One timer of the app's clock serves every stream (stream-heartbeats.ts): the heartbeats
+ * (each stream's own, 15 s after its last write, so they spread out), and the end of streams past their
+ * lifetime. The per-key cap is slot-reservations.ts; the text written, sse-frames.ts. A revoked key's streams
+ * end at once.
  */
 @Injectable()
 export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplicationShutdown {
@@ -33,23 +35,24 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
   private readonly streams = new OpenStreams();
   private readonly fanOuts = new FanOuts();
   private readonly reservations: SlotReservations;
-  private readonly timer: NodeJS.Timeout;
+  private readonly timer: ClockTimer;
   private closing = false;
 
   constructor(
     private readonly cache: FlagConfigCache,
     slots: StreamSlots,
     bus: InvalidationBus,
+    @Inject(CLOCK) private readonly clock: Clock,
     @Optional() private readonly metrics?: FlagConfigMetrics,
   ) {
-    this.reservations = new SlotReservations(slots, this.logger, (keyId) => this.streams.countOfKey(keyId));
+    this.reservations = new SlotReservations(slots, this.logger, (keyId) => this.streams.countOfKey(keyId), clock.now());
     bus.subscribe('flags', (organizationId) => void this.changed(organizationId));
     bus.subscribe('apiKey', (keyId) => this.closeKey(keyId));
     // Messages may have been missed: every organization with streams gets the current ETag (sent only if new).
     bus.onReset(() => {
       for (const organizationId of this.streams.organizations()) void this.changed(organizationId);
     });
-    this.timer = startTicking(() => this.beat());
+    this.timer = startTicking(clock, () => this.beat());
   }
 
   /** Open streams on this instance. */
@@ -63,8 +66,8 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
   }
 
   /** A place for one more stream of this key, or null when the key is at its cap (SlotReservations.reserve). */
-  reserve(keyId: string, now = Date.now()): Promise<StreamSlot | null> {
-    return this.reservations.reserve(keyId, now);
+  reserve(keyId: string): Promise<StreamSlot | null> {
+    return this.reservations.reserve(keyId, this.clock.now());
   }
 
   /**
@@ -74,7 +77,7 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
    * error answer.
    */
   open(principal: Principal, response: ServerResponse, payload: ConfigPayload, lastEventId: string | undefined, slot: StreamSlot): void {
-    const now = Date.now();
+    const now = this.clock.now();
     const stream: OpenStream = {
       response,
       organizationId: principal.organizationId,
@@ -108,11 +111,12 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
   }
 
   onApplicationShutdown(): void {
-    clearInterval(this.timer);
+    this.timer.stop();
   }
 
-  /** Heartbeats due and the end of streams past their lifetime, as of `now` (tests pass a later time). */
-  beat(now = Date.now()): void {
+  /** Heartbeats due and the end of streams past their lifetime, as of the clock's time (what its timer runs). */
+  beat(): void {
+    const now = this.clock.now();
     this.reservations.renewIfDue(now, !this.streams.isEmpty);
     for (const stream of this.streams.all()) {
       const due = dueOf(stream, now);
@@ -144,7 +148,7 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
 
   private write(stream: OpenStream, event: Buffer, etag: string): void {
     stream.etag = etag;
-    stream.wroteAt = Date.now();
+    stream.wroteAt = this.clock.now();
     stream.response.write(event);
   }
 

@@ -20,7 +20,7 @@ describe('SlotReservations', () => {
     };
     logger = { log: jest.fn(), warn: jest.fn() };
     open = {};
-    reservations = new SlotReservations(slots as unknown as StreamSlots, logger as unknown as Logger, (keyId) => open[keyId] ?? 0);
+    reservations = new SlotReservations(slots as unknown as StreamSlots, logger as unknown as Logger, (keyId) => open[keyId] ?? 0, now);
   });
 
   it('counts the key’s open streams and those still opening against the cap of 20', async () => {
@@ -82,10 +82,10 @@ describe('SlotReservations', () => {
   });
 
   it('renews this instance’s rows every 20 s while it has streams', () => {
-    const start = Date.now();
+    const start = now;
     reservations.renewIfDue(start + SLOT_RENEW_MS - 1_000, true);
     expect(slots.renew).not.toHaveBeenCalled();
-    const due = Date.now() + SLOT_RENEW_MS;
+    const due = now + SLOT_RENEW_MS;
     reservations.renewIfDue(due, true);
     reservations.renewIfDue(due + 1_000, true);
     expect(slots.renew.mock.calls).toEqual([[due]]);

@@ -25,13 +25,14 @@ export class SlotReservations {
   private readonly opening = new Map<string, number>();
   /** Deletes of slots of this key's ended streams still on their way: a take for the key waits for them. */
   private readonly releasing = new Map<string, Promise<void>>();
-  private renewedAt = Date.now();
   private slotsUnavailable = false;
 
+  /** `startedAt`: the clock's time now; the first renewal is due SLOT_RENEW_MS after it. */
   constructor(
     private readonly slots: StreamSlots,
     private readonly logger: Logger,
     private readonly openOf: (keyId: string) => number,
+    private renewedAt: number,
   ) {}
 
   /**

@@ -1,3 +1,4 @@
+import { systemClock } from '../../common/clock';
 import { STREAM_LIFETIME_MS } from './sse-frames';
 import { dueOf, HEARTBEAT_MS, startTicking, TICK_MS } from './stream-heartbeats';
 
@@ -31,11 +32,13 @@ describe('stream heartbeats', () => {
     jest.useFakeTimers();
     try {
       const tick = jest.fn();
-      const timer = startTicking(tick);
-      expect(timer.hasRef()).toBe(false);
+      const interval = jest.spyOn(global, 'setInterval');
+      const timer = startTicking(systemClock, tick);
+      expect((interval.mock.results[0].value as NodeJS.Timeout).hasRef()).toBe(false);
       jest.advanceTimersByTime(3 * TICK_MS);
       expect(tick).toHaveBeenCalledTimes(3);
-      clearInterval(timer);
+      timer.stop();
+      interval.mockRestore();
     } finally {
       jest.useRealTimers();
     }

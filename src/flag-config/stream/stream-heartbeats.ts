@@ -1,3 +1,4 @@
+import type { Clock, ClockTimer } from '../../common/clock';
 import { hasOutlived } from './sse-frames';
 
 /**
@@ -26,9 +27,7 @@ export function dueOf(stream: TimedStream, now: number): 'end' | 'heartbeat' | n
   return null;
 }
 
-/** The one timer for every stream: `tick` every TICK_MS; it does not keep the process alive. */
-export function startTicking(tick: () => void): NodeJS.Timeout {
-  const timer = setInterval(tick, TICK_MS);
-  timer.unref();
-  return timer;
+/** The one timer for every stream: `tick` every TICK_MS of the clock; it does not keep the process alive. */
+export function startTicking(clock: Clock, tick: () => void): ClockTimer {
+  return clock.every(TICK_MS, tick);
 }

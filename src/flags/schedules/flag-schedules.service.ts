@@ -24,8 +24,8 @@ export class FlagSchedulesService {
   async create(organizationId: string, flagId: string, dto: CreateFlagScheduleDto): Promise<FlagScheduleDto> {
     const at = new Date(dto.at);
     const now = this.clock.now();
-    if (at.getTime() <= now.getTime()) throw invalid(`at must be in the future (it is ${now.toISOString()} now)`);
-    if (at.getTime() > now.getTime() + MAX_SCHEDULE_AHEAD_MS) throw invalid('at must be at most one year ahead');
+    if (at.getTime() <= now) throw invalid(`at must be in the future (it is ${new Date(now).toISOString()} now)`);
+    if (at.getTime() > now + MAX_SCHEDULE_AHEAD_MS) throw invalid('at must be at most one year ahead');
     const change = scheduledChange(dto.change);
     if (Object.keys(change).length === 0) throw invalid('change must hold at least one of name, description, type and value, runtime, archived');
 

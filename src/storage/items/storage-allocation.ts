@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { CLOCK, Clock } from '../../common/clock';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { Db, Sql } from '../../database/sql';
 import { Transactions } from '../../database/transactions';
@@ -24,6 +25,7 @@ export class StorageAllocation {
     private readonly repository: StorageRepository,
     private readonly transactions: Transactions,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   get enforced(): boolean {
@@ -39,7 +41,7 @@ export class StorageAllocation {
     return this.transactions.run(async (tx) => {
       const allocation = await this.repository.lockAllocation(tx, organizationId);
       if (allocation === null) throw StorageErrors.organizationNotFound(organizationId);
-      const reserved = await this.repository.reservedBytes(tx, organizationId, new Date());
+      const reserved = await this.repository.reservedBytes(tx, organizationId, new Date(this.clock.now()));
       if (reserved + bytes > allocation) throw StorageErrors.allocationExceeded({ allocation, reserved }, bytes);
       return write(tx);
     });
@@ -51,7 +53,7 @@ export class StorageAllocation {
    */
   async usageNow(organizationId: string): Promise<AllocationUsage | null> {
     if (!this.enforced) return null;
-    const usage = await this.repository.allocationUsage(this.sql, organizationId, new Date());
+    const usage = await this.repository.allocationUsage(this.sql, organizationId, new Date(this.clock.now()));
     if (!usage) throw StorageErrors.organizationNotFound(organizationId);
     return usage;
   }

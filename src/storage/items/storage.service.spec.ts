@@ -1,3 +1,4 @@
+import { systemClock } from '../../common/clock';
 import { AppConfig } from '../../config/app-config';
 import { Sql } from '../../database/sql';
 import { OrganizationsRepository } from '../../organizations/organizations.repository';
@@ -19,6 +20,7 @@ describe('StorageService.statistics', () => {
       {} as ObjectStore,
       {} as AppConfig,
       {} as StorageAllocation,
+      systemClock,
     );
 
   it('reports usage against the allocation', async () => {

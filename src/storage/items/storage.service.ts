@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import { CLOCK, Clock } from '../../common/clock';
 import { totalPages } from '../../common/dto/pagination';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { Sql } from '../../database/sql';
@@ -38,10 +39,11 @@ export class StorageService {
     @Inject(OBJECT_STORE) private readonly store: ObjectStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly allocation: StorageAllocation,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   async createSignedUrl(organizationId: string, query: SignedUrlQueryDto): Promise<SignedUrlDto> {
-    const expiresAt = Math.floor((Date.now() + UPLOAD_URL_LIFETIME_MS) / 1000);
+    const expiresAt = Math.floor((this.clock.now() + UPLOAD_URL_LIFETIME_MS) / 1000);
     const { contentType, size, metadata } = query;
     if (contentType === undefined && size === undefined) {
       if (metadata !== undefined) {

@@ -62,8 +62,8 @@ export class SignedUrls {
     return `${this.uploadUrl}/${organizationId}?${query}`;
   }
 
-  /** The grant of a PUT to a pre-allocated URL, from its path parameters and query. */
-  verifyPreallocated(organizationId: string, mediaId: string, query: UploadQuery, now = Date.now()): PreallocatedGrant {
+  /** The grant of a PUT to a pre-allocated URL, from its path parameters and query, if unexpired at `now` (ms, the app's clock). */
+  verifyPreallocated(organizationId: string, mediaId: string, query: UploadQuery, now: number): PreallocatedGrant {
     const { size, contentType, expires, signature } = query;
     if (!isUuid(organizationId) || !isUuid(mediaId) || !isDigits(size) || typeof contentType !== 'string' || !isDigits(expires)) {
       throw incomplete();
@@ -79,8 +79,8 @@ export class SignedUrls {
     return this.verify(grant, signature, now);
   }
 
-  /** The grant of a POST to a non-allocated URL, from its path parameter and query. */
-  verifyNonAllocated(organizationId: string, query: UploadQuery, now = Date.now()): NonAllocatedGrant {
+  /** The grant of a POST to a non-allocated URL, from its path parameter and query, if unexpired at `now` (ms, the app's clock). */
+  verifyNonAllocated(organizationId: string, query: UploadQuery, now: number): NonAllocatedGrant {
     const { nonce, expires, signature } = query;
     if (!isUuid(organizationId) || typeof nonce !== 'string' || !isUuid(nonce) || !isDigits(expires)) throw incomplete();
     const grant: NonAllocatedGrant = {

@@ -3,6 +3,7 @@ import busboy from 'busboy';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
+import { CLOCK, Clock } from '../../common/clock';
 import { DomainError } from '../../common/domain-error';
 import { timeoutOf } from '../../http/http-timeouts';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
@@ -47,6 +48,7 @@ export class UploadService {
     @Inject(OBJECT_STORE) private readonly store: ObjectStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly allocation: StorageAllocation,
+    @Inject(CLOCK) private readonly clock: Clock,
     @Optional() private readonly metrics?: StorageMetrics,
   ) {}
 
@@ -74,7 +76,7 @@ export class UploadService {
   }
 
   private async receivePreallocated(organizationId: string, mediaId: string, query: UploadQuery, request: IncomingMessage): Promise<UploadedItemDto> {
-    const grant = this.signedUrls.verifyPreallocated(organizationId, mediaId, query);
+    const grant = this.signedUrls.verifyPreallocated(organizationId, mediaId, query, this.clock.now());
     const contentType = normalizeContentType(request.headers['content-type']);
     if (contentType !== grant.contentType) {
       throw StorageErrors.validation(`Content-Type must be ${grant.contentType}, as the signed URL was issued for`);
@@ -120,7 +122,7 @@ export class UploadService {
   }
 
   private async receiveNonAllocated(organizationId: string, query: UploadQuery, request: IncomingMessage): Promise<UploadedItemDto> {
-    const grant = this.signedUrls.verifyNonAllocated(organizationId, query);
+    const grant = this.signedUrls.verifyNonAllocated(organizationId, query, this.clock.now());
     if (!/^multipart\/form-data\s*;/i.test(request.headers['content-type'] ?? '')) {
       throw StorageErrors.validation('The upload must be multipart/form-data with a file field named "file"');
     }

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { CLOCK, Clock, ClockTimer } from '../../common/clock';
 import { DataSource } from 'typeorm';
 import { withTryAdvisoryLock } from '../../database/advisory-lock';
 import { SWEEP_LOCK_KEY } from '../../database/advisory-lock-keys';
@@ -61,7 +62,7 @@ export interface SweepOptions {
 @Injectable()
 export class StorageSweeper implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(StorageSweeper.name);
-  private timer: NodeJS.Timeout | null = null;
+  private timer: ClockTimer | null = null;
   private running: Promise<SweepReport> | null = null;
 
   constructor(
@@ -69,25 +70,25 @@ export class StorageSweeper implements OnApplicationBootstrap, OnApplicationShut
     private readonly repository: StorageRepository,
     @Inject(OBJECT_STORE) private readonly store: ObjectStore,
     @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => {
+    // The clock's timers never keep a process alive that is otherwise done.
+    this.timer = this.clock.every(SWEEP_INTERVAL_MS, () => {
       this.sweep().catch((error: Error) => this.logger.error(`sweep failed: ${error.stack ?? error.message}`));
-    }, SWEEP_INTERVAL_MS);
-    // The sweep must never keep a process alive that is otherwise done.
-    this.timer.unref();
+    });
   }
 
   onApplicationShutdown(): void {
-    if (this.timer) clearInterval(this.timer);
+    this.timer?.stop();
   }
 
   /**
-   * One sweep as of `now` (tests pass a later time instead of waiting). Concurrent calls on this instance share
-   * one run (the first call's options apply).
+   * One sweep as of `now`, by default the clock's time (tests pass a later time instead of waiting). Concurrent
+   * calls on this instance share one run (the first call's options apply).
    */
-  sweep(now = new Date(), options: SweepOptions = {}): Promise<SweepReport> {
+  sweep(now = new Date(this.clock.now()), options: SweepOptions = {}): Promise<SweepReport> {
     this.running ??= this.run(now, options.orphanScanPage ?? ORPHAN_SCAN_PAGE).finally(() => {
       this.running = null;
     });

@@ -4,6 +4,7 @@
  * section shows the same table.
  */
 const LAYERS = [
+  // Within ground: common imports nothing else of the service, config only common, database both (rules below).
   { name: 'ground', folders: ['common', 'config', 'database'] },
   { name: 'platform', folders: ['redis', 'invalidation', 'metrics', 'health', 'logging', 'http', 'rate-limit'] },
   { name: 'identity', folders: ['auth'] },
@@ -27,6 +28,20 @@ const upward = LAYERS.slice(0, -1).map((layer, index) => ({
 module.exports = {
   forbidden: [
     ...upward,
+    {
+      name: 'config-imports-only-common',
+      comment: 'within the ground layer, config reads the environment with common\'s helpers only (database builds on both)',
+      severity: 'error',
+      from: { path: '^src/(common|config)/', pathNot: '\\.spec\\.ts$' },
+      to: { path: '^src/', pathNot: '^src/(common|config)/' },
+    },
+    {
+      name: 'common-is-the-kernel',
+      comment: 'common holds what every layer shares and imports nothing else of the service',
+      severity: 'error',
+      from: { path: '^src/common/', pathNot: '\\.spec\\.ts$' },
+      to: { path: '^src/', pathNot: '^src/common/' },
+    },
     {
       name: 'folder-without-layer',
       comment: 'every folder of src/ belongs to a layer: add a new one to LAYERS in .dependency-cruiser.cjs',

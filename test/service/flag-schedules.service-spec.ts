@@ -64,7 +64,7 @@ describe('flag schedule rules (services on a real database)', () => {
     writer.write(actor, (tx) => flags.create(tx, organizationId, { name: dto.key, type: 'string', value: 'idle', ...dto } as CreateFlagDto));
   const removeFlag = (organizationId: string, flagId: string) => writer.write(actor, (tx) => flags.delete(tx, organizationId, flagId));
   const schedule = (organizationId: string, flagId: string, inMs: number, change: UpdateFlagDto) =>
-    schedules.create(organizationId, flagId, { at: new Date(clock.now().getTime() + inMs).toISOString(), change } as CreateFlagScheduleDto);
+    schedules.create(organizationId, flagId, { at: new Date(clock.now() + inMs).toISOString(), change } as CreateFlagScheduleDto);
   /** Moves the clock and runs the tick; a tick already under way (at the old time) is joined first, then one runs at the new time. */
   const advanceAndApply = async (ms: number) => {
     clock.advance(ms);
@@ -87,7 +87,7 @@ describe('flag schedule rules (services on a real database)', () => {
        SELECT $1, $2, $3::timestamptz + n * interval '1 minute', '{"name": "seeded"}', $4::text,
               CASE WHEN $4::text = 'failed' THEN 'seeded' END, CASE WHEN $4::text <> 'pending' THEN clock_timestamp() END
        FROM generate_series(1, $5::int) AS n`,
-      [organizationId, flagId, new Date(clock.now().getTime() + fromMs), state, count],
+      [organizationId, flagId, new Date(clock.now() + fromMs), state, count],
     );
 
   describe('making one: `at` in the future, at most a year ahead; a change; a flag of the organization', () => {
@@ -121,7 +121,7 @@ describe('flag schedule rules (services on a real database)', () => {
       expect(made).toEqual({
         id: expect.any(String),
         flagId: flag.id,
-        at: new Date(clock.now().getTime() + HOUR).toISOString(),
+        at: new Date(clock.now() + HOUR).toISOString(),
         change: { type: 'string', value: 'live', description: null },
         state: 'pending',
         reason: null,
@@ -276,7 +276,7 @@ describe('flag schedule rules (services on a real database)', () => {
       expect(entries.map((entry) => [entry.action, (entry.after as { value: string }).value, entry.actorType, entry.actorId])).toEqual(
         applied.map((value) => ['flag.value.set', value, 'system', null]),
       );
-      for (const id of ids) expect(await stored(id)).toEqual({ state: 'applied', reason: null, settled_at: clock.now() });
+      for (const id of ids) expect(await stored(id)).toEqual({ state: 'applied', reason: null, settled_at: clock.date() });
       expect(await order()).toEqual(applied);
     });
 
@@ -309,7 +309,7 @@ describe('flag schedule rules (services on a real database)', () => {
       // Another instance, whose clock is ahead, has claimed the first and is slow to apply it; in the end it gives
       // up (its transaction rolls back). This instance's clock catches up only once that claim is held.
       const elsewhere = s.get(Transactions).run(async (tx) => {
-        claimed((await repository.claimDue(tx, new Date(clock.now().getTime() + 2 * HOUR)))?.id);
+        claimed((await repository.claimDue(tx, new Date(clock.now() + 2 * HOUR)))?.id);
         await released;
         throw new Error('the other instance went away');
       });

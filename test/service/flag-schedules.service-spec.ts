@@ -177,6 +177,22 @@ describe('flag schedule rules (services on a real database)', () => {
     });
   });
 
+  it(`lets creates racing for a flag's last places end at exactly ${MAX_PENDING_SCHEDULES_PER_FLAG} pending`, async () => {
+    const organizationId = await newOrganization();
+    const flag = await createFlag(organizationId, { key: 'race' });
+    await seed(organizationId, flag.id, MAX_PENDING_SCHEDULES_PER_FLAG - 1, 'pending');
+    // Every racer gets a pooled connection at once, so that their statements overlap rather than wait for connects.
+    const sql = s.get(Sql);
+    await Promise.all(Array.from({ length: 16 }, () => sql.rows('SELECT pg_sleep(0.05)')));
+    const outcomes = await Promise.all(
+      Array.from({ length: 16 }, (_, index) => refusal(schedule(organizationId, flag.id, HOUR + index, { name: `racer ${index}` }))),
+    );
+    expect(outcomes.filter((outcome) => outcome === 'accepted')).toHaveLength(1);
+    expect(outcomes.filter((outcome) => outcome === 'TOO_MANY_SCHEDULES')).toHaveLength(15);
+    expect(await storedCount(flag.id)).toBe(MAX_PENDING_SCHEDULES_PER_FLAG);
+    await removeFlag(organizationId, flag.id);
+  });
+
   describe('cancelling: only a pending schedule of that flag in that organization; anything else is SCHEDULE_NOT_FOUND', () => {
     let organizationId: string;
     let flag: FeatureFlagDto;

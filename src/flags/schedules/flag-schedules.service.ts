@@ -3,6 +3,7 @@ import { CLOCK, Clock } from '../../common/clock';
 import { DomainError } from '../../common/domain-error';
 import { pageWindow, totalPages } from '../../common/dto/pagination';
 import { Sql } from '../../database/sql';
+import { Transactions } from '../../database/transactions';
 import { FlagsErrors } from '../flags.errors';
 import { FlagsRepository } from '../flags.repository';
 import { CreateFlagScheduleDto, FlagScheduleDto, FlagSchedulePageDto, ListFlagSchedulesQueryDto } from './dto/flag-schedule.dto';
@@ -15,6 +16,7 @@ import { FlagSchedulesRepository } from './flag-schedules.repository';
 export class FlagSchedulesService {
   constructor(
     private readonly sql: Sql,
+    private readonly transactions: Transactions,
     private readonly schedules: FlagSchedulesRepository,
     private readonly flags: FlagsRepository,
     private readonly scheduler: FlagScheduler,
@@ -29,11 +31,14 @@ export class FlagSchedulesService {
     const change = scheduledChange(dto.change);
     if (Object.keys(change).length === 0) throw invalid('change must hold at least one of name, description, type and value, runtime, archived');
 
-    if (!(await this.flags.findById(this.sql, organizationId, flagId))) throw FlagsErrors.notFound(flagId);
-    if ((await this.schedules.countPending(this.sql, organizationId, flagId)) >= MAX_PENDING_SCHEDULES_PER_FLAG) {
-      throw FlagsErrors.tooManySchedules(MAX_PENDING_SCHEDULES_PER_FLAG);
-    }
-    const schedule = await this.schedules.insert(this.sql, organizationId, flagId, at, change);
+    // Counted and inserted under the flag's row lock: creates racing for the last places cannot all pass the count.
+    const schedule = await this.transactions.run(async (tx) => {
+      if (!(await this.flags.findForUpdate(tx, organizationId, flagId))) throw FlagsErrors.notFound(flagId);
+      if ((await this.schedules.countPending(tx, organizationId, flagId)) >= MAX_PENDING_SCHEDULES_PER_FLAG) {
+        throw FlagsErrors.tooManySchedules(MAX_PENDING_SCHEDULES_PER_FLAG);
+      }
+      return this.schedules.insert(tx, organizationId, flagId, at, change);
+    });
     this.scheduler.scheduled(at);
     return FlagScheduleDto.from(schedule);
   }

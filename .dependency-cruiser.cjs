@@ -30,7 +30,7 @@ module.exports = {
     ...upward,
     {
       name: 'config-imports-only-common',
-      comment: 'within the ground layer, config reads the environment with common\'s helpers only (database builds on both)',
+      comment: "within the ground layer, config reads the environment with common's helpers only (database builds on both)",
       severity: 'error',
       from: { path: '^src/(common|config)/', pathNot: '\\.spec\\.ts$' },
       to: { path: '^src/', pathNot: '^src/(common|config)/' },

@@ -217,7 +217,18 @@ function runWrk({ url, headers, connections, duration, pin, tmpDir }) {
   const script = join(tmpDir, 'wrk-done.lua');
   writeFileSync(script, WRK_DONE_SCRIPT);
   const headerArgs = Object.entries(headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]);
-  const args = ['-t1', `-c${connections}`, `-d${Math.max(1, Math.round(duration))}s`, '--latency', '--timeout', '5s', '-s', script, ...headerArgs, url];
+  const args = [
+    '-t1',
+    `-c${connections}`,
+    `-d${Math.max(1, Math.round(duration))}s`,
+    '--latency',
+    '--timeout',
+    '5s',
+    '-s',
+    script,
+    ...headerArgs,
+    url,
+  ];
   const [command, ...rest] = [...pin(1), 'wrk', ...args];
   return new Promise((resolve, reject) => {
     const child = spawn(command, rest, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -334,7 +345,19 @@ function summarizeRun(result, expectedStatus, payloadBytes) {
  * runs minutes apart did not (on a shared machine, one server's run alone moved by 10-15 % between runs).
  * @returns the figures per path and server (and per pair), the ratios, the service RSS, and each target's verdict.
  */
-async function runConfigPollBench({ baseUrl, adminToken, serverPid, log, tmpDir, pin, tool, duration = 10, connections = 50, warmup = 2, rounds = 5 }) {
+async function runConfigPollBench({
+  baseUrl,
+  adminToken,
+  serverPid,
+  log,
+  tmpDir,
+  pin,
+  tool,
+  duration = 10,
+  connections = 50,
+  warmup = 2,
+  rounds = 5,
+}) {
   const fixture = await setupFixture({ baseUrl, adminToken, log });
   const servicePayload = await probe('the service', `${baseUrl}/v1/flags/config`, fixture);
   const bare = await startBareServer({ fixture, tmpDir, pin });
@@ -544,11 +567,28 @@ function formatConfigPollReport(summary, deployment = 'memory') {
   for (const path of ['304', '200']) {
     for (const name of ['service', 'bare']) {
       const run = summary.runs[path][name];
-      rows.push([path, name, num(run.reqPerSec), ms(run.p50Ms, run.tool), ms(run.p99Ms, run.tool), ms(run.worstP99Ms, run.tool), String(run.requests), `${num(run.cpuPercent)}%`, num(run.cpuMicrosPerRequest, 1), `${num(run.othersCpuPercent)}%`, run.valid ? 'ok' : `INVALID: ${run.problems.join(', ')}`]);
+      rows.push([
+        path,
+        name,
+        num(run.reqPerSec),
+        ms(run.p50Ms, run.tool),
+        ms(run.p99Ms, run.tool),
+        ms(run.worstP99Ms, run.tool),
+        String(run.requests),
+        `${num(run.cpuPercent)}%`,
+        num(run.cpuMicrosPerRequest, 1),
+        `${num(run.othersCpuPercent)}%`,
+        run.valid ? 'ok' : `INVALID: ${run.problems.join(', ')}`,
+      ]);
     }
   }
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
-  const lines = rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd());
+  const lines = rows.map((row) =>
+    row
+      .map((cell, column) => cell.padEnd(widths[column]))
+      .join('  ')
+      .trimEnd(),
+  );
   lines.splice(1, 0, widths.map((width) => '-'.repeat(width)).join('  '));
   lines.push('');
   for (const check of verdicts(summary, deployment)) {
@@ -568,9 +608,13 @@ function formatConfigPollReport(summary, deployment = 'memory') {
       '      compares the two servers regardless of what capped the load.',
     );
   }
-  const disturbed = ['304', '200'].some((path) => ['service', 'bare'].some((name) => summary.runs[path][name].othersCpuPercent > OTHERS_WARNING_PERCENT));
+  const disturbed = ['304', '200'].some((path) =>
+    ['service', 'bare'].some((name) => summary.runs[path][name].othersCpuPercent > OTHERS_WARNING_PERCENT),
+  );
   if (disturbed) {
-    lines.push(`!!! other work took more than ${OTHERS_WARNING_PERCENT}% of the server's core during a run (column "core 0 other"): rerun on a quiet machine`);
+    lines.push(
+      `!!! other work took more than ${OTHERS_WARNING_PERCENT}% of the server's core during a run (column "core 0 other"): rerun on a quiet machine`,
+    );
   }
   if (!summary.allValid) lines.push('', '!!! Some runs answered other statuses than expected: the figures above are not a valid measurement.');
   return lines.join('\n');

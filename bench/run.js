@@ -201,7 +201,9 @@ async function startService({ name, pin, tmpDir, redisUrl, prefix = [] }) {
   const profileDir = process.env.BENCH_CPU_PROF ? resolve(process.env.BENCH_CPU_PROF) : undefined;
   const nodeFlags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=service-${name}.cpuprofile`] : [];
 
-  log(`${name}: starting the service on ${baseUrl} (${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded PostgreSQL'}${redisUrl ? `, REDIS_URL ${redisUrl}` : ''})`);
+  log(
+    `${name}: starting the service on ${baseUrl} (${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded PostgreSQL'}${redisUrl ? `, REDIS_URL ${redisUrl}` : ''})`,
+  );
   const logFd = openSync(logFile, 'a');
   const [command, ...args] = [...prefix, ...pin(0), process.execPath, ...nodeFlags, entry];
   const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', logFd, logFd] });
@@ -392,7 +394,9 @@ async function main() {
           fdPrefix: files.prefix,
         });
         measured = true;
-        process.stdout.write(`\n== Change stream: ${summary.streams} idle streams on one instance, one change, the poll beside them (load by ${tool.name}) ==\n`);
+        process.stdout.write(
+          `\n== Change stream: ${summary.streams} idle streams on one instance, one change, the poll beside them (load by ${tool.name}) ==\n`,
+        );
         process.stdout.write(`${formatStreamsReport(summary, { limitedNote: files.limited ? files.note : undefined })}\n\n`);
       } catch (error) {
         process.stdout.write(`\n!!! CHANGE-STREAM BENCHMARK FAILED: ${error.stack || error.message}\n\n`);

@@ -62,7 +62,7 @@ async function runStorageBench({ baseUrl, adminToken, serverPid, log = () => und
     const download = await timed(() => getStream(signed.mediaUrl));
     if (download.result !== FILE_BYTES) throw new Error(`download returned ${download.result} bytes, expected ${FILE_BYTES}`);
 
-    const mbps = (ms) => round((FILE_BYTES / MB) / (ms / 1000));
+    const mbps = (ms) => round(FILE_BYTES / MB / (ms / 1000));
     const figures = {
       fileBytes: FILE_BYTES,
       uploadMBps: mbps(upload.ms),

@@ -22,7 +22,19 @@ const { spawn, spawnSync } = require('node:child_process');
 const { readFileSync } = require('node:fs');
 const http = require('node:http');
 const net = require('node:net');
-const { call, httpRequest, setupFixture, runLoad, measuredRun, cpuSeconds, processMemory, num, ms, pass, OTHERS_WARNING_PERCENT } = require('./config-poll');
+const {
+  call,
+  httpRequest,
+  setupFixture,
+  runLoad,
+  measuredRun,
+  cpuSeconds,
+  processMemory,
+  num,
+  ms,
+  pass,
+  OTHERS_WARNING_PERCENT,
+} = require('./config-poll');
 
 const STREAM_PATH = '/v1/flags/config/stream';
 /** The service's cap on open streams per key (MAX_STREAMS_PER_KEY): the 21st is a 429. */
@@ -56,7 +68,11 @@ function openFileLimits() {
     const line = readFileSync('/proc/self/limits', 'utf8')
       .split('\n')
       .find((candidate) => candidate.startsWith('Max open files'));
-    const [soft, hard] = line.trim().split(/\s+/).slice(3, 5).map((value) => (value === 'unlimited' ? Infinity : Number(value)));
+    const [soft, hard] = line
+      .trim()
+      .split(/\s+/)
+      .slice(3, 5)
+      .map((value) => (value === 'unlimited' ? Infinity : Number(value)));
     return { soft, hard };
   } catch {
     return undefined;
@@ -80,7 +96,11 @@ function planOpenFiles(wanted, others = 0) {
   const raise = [`--nofile=${needed}:${needed}`];
   const probe = spawnSync('prlimit', [...raise, 'true'], { encoding: 'utf8' });
   if (!probe.error && probe.status === 0) {
-    return { prefix: ['prlimit', ...raise], streams: wanted, note: `open files: raised to ${needed} with prlimit for the service and the stream client` };
+    return {
+      prefix: ['prlimit', ...raise],
+      streams: wanted,
+      note: `open files: raised to ${needed} with prlimit for the service and the stream client`,
+    };
   }
   const reason = probe.error ? 'prlimit is missing' : (probe.stderr || '').trim() || `prlimit exited with ${probe.status}`;
   const fit = Math.max(0, Math.floor((limits.hard - others - FD_HEADROOM) / STREAMS_PER_KEY) * STREAMS_PER_KEY);
@@ -227,7 +247,10 @@ async function runStreamsBench({ baseUrl, adminToken, serverPid, log, tmpDir, pi
   // comes first, then a scrape that resets the delay's maximum).
   const pollRuns = async (when, etag) => {
     const runs = {};
-    for (const [path, extra] of [['304', { 'If-None-Match': etag }], ['200', {}]]) {
+    for (const [path, extra] of [
+      ['304', { 'If-None-Match': etag }],
+      ['200', {}],
+    ]) {
       const load = { tool, url: configUrl, headers: { ...auth, ...extra }, connections, pin, tmpDir };
       if (warmup > 0) await runLoad({ ...load, duration: warmup });
       const before = await serviceMetrics(baseUrl);
@@ -261,7 +284,9 @@ async function runStreamsBench({ baseUrl, adminToken, serverPid, log, tmpDir, pi
     const openCpuSeconds = cpuSeconds(serverPid) - cpuBefore;
     const rssOpen = processMemory(serverPid);
     const metricsOpen = await serviceMetrics(baseUrl);
-    log(`streams: ${opened.open} of ${streams} open with their first event in ${(opened.ms / 1000).toFixed(1)} s; service RSS ${num(rssBefore.rssMb, 1)} -> ${num(rssOpen.rssMb, 1)} MB`);
+    log(
+      `streams: ${opened.open} of ${streams} open with their first event in ${(opened.ms / 1000).toFixed(1)} s; service RSS ${num(rssBefore.rssMb, 1)} -> ${num(rssOpen.rssMb, 1)} MB`,
+    );
     if (opened.open < streams) log(`!!! ${streams - opened.open} streams did not open: ${describeCounts(opened.failures)}`);
     const wrongFirstIds = opened.firstIds.filter(([id]) => opaqueTag(id) !== opaqueTag(fixture.etag));
     if (wrongFirstIds.length > 0) log(`!!! first event ids other than the current ETag ${fixture.etag}: ${JSON.stringify(wrongFirstIds)}`);
@@ -292,7 +317,8 @@ async function runStreamsBench({ baseUrl, adminToken, serverPid, log, tmpDir, pi
     if (process.env.BENCH_CPU_PROF) log(`streams: the PATCH was sent at ${changed.sentMonotonicUs} us of CLOCK_MONOTONIC (the profile's clock)`);
     const eventEtagOk = changed.etags.length === 1 && opaqueTag(changed.etags[0]) === opaqueTag(newEtag) && newEtag !== fixture.etag;
     if (!eventEtagOk) log(`!!! the events carried ${JSON.stringify(changed.etags)}; the poll now answers ETag ${newEtag} (was ${fixture.etag})`);
-    if (after.body.length !== fixture.payload.length) log(`note: the payload went from ${fixture.payload.length} to ${after.body.length} bytes with the change`);
+    if (after.body.length !== fixture.payload.length)
+      log(`note: the payload went from ${fixture.payload.length} to ${after.body.length} bytes with the change`);
 
     const withStreams = await pollRuns(`${opened.open} streams open`, newEtag);
     const status = await client.request({ type: 'status' }, 10_000);
@@ -361,8 +387,28 @@ function formatStreamsReport(summary, { limitedNote } = {}) {
   );
   lines.push('');
 
-  const rows = [['path', 'streams', 'req/s', 'p50 ms', 'p99 ms', 'responses', 'server CPU', 'CPU us/req', 'GC ms', 'major GC ms', 'max loop delay ms', 'core 0 other', 'check']];
-  const order = [['none, before', summary.polls.without], [`${opened.open} open`, summary.polls.with], ['none, after', summary.polls.after]];
+  const rows = [
+    [
+      'path',
+      'streams',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'responses',
+      'server CPU',
+      'CPU us/req',
+      'GC ms',
+      'major GC ms',
+      'max loop delay ms',
+      'core 0 other',
+      'check',
+    ],
+  ];
+  const order = [
+    ['none, before', summary.polls.without],
+    [`${opened.open} open`, summary.polls.with],
+    ['none, after', summary.polls.after],
+  ];
   for (const path of ['304', '200']) {
     for (const [label, runs] of order) {
       const run = runs[path];
@@ -384,7 +430,12 @@ function formatStreamsReport(summary, { limitedNote } = {}) {
     }
   }
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
-  const table = rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd());
+  const table = rows.map((row) =>
+    row
+      .map((cell, column) => cell.padEnd(widths[column]))
+      .join('  ')
+      .trimEnd(),
+  );
   table.splice(1, 0, widths.map((width) => '-'.repeat(width)).join('  '));
   lines.push(...table, '');
 
@@ -392,13 +443,20 @@ function formatStreamsReport(summary, { limitedNote } = {}) {
     lines.push(`${`${check.label}:`.padEnd(44)} ${check.text}  (target ${check.target})  ${pass(check.ok)}`);
   }
   const { polls } = summary;
-  const cpuRatio = (path) => mean(polls.without[path].cpuMicrosPerRequest, polls.after[path].cpuMicrosPerRequest) / polls.with[path].cpuMicrosPerRequest;
+  const cpuRatio = (path) =>
+    mean(polls.without[path].cpuMicrosPerRequest, polls.after[path].cpuMicrosPerRequest) / polls.with[path].cpuMicrosPerRequest;
   const drift = (path) => polls.after[path].reqPerSec / polls.without[path].reqPerSec;
-  lines.push(`server CPU per request, no streams (mean)/with streams: 304 path ${num(cpuRatio('304'), 2)}, 200 path ${num(cpuRatio('200'), 2)}  (information)`);
+  lines.push(
+    `server CPU per request, no streams (mean)/with streams: 304 path ${num(cpuRatio('304'), 2)}, 200 path ${num(cpuRatio('200'), 2)}  (information)`,
+  );
   lines.push(`no-stream req/s after/before (the machine's drift): 304 path ${num(drift('304'), 2)}, 200 path ${num(drift('200'), 2)}  (information)`);
-  const disturbed = ['304', '200'].some((path) => ['without', 'with', 'after'].some((when) => polls[when][path].othersCpuPercent > OTHERS_WARNING_PERCENT));
+  const disturbed = ['304', '200'].some((path) =>
+    ['without', 'with', 'after'].some((when) => polls[when][path].othersCpuPercent > OTHERS_WARNING_PERCENT),
+  );
   if (disturbed) {
-    lines.push(`!!! other work took more than ${OTHERS_WARNING_PERCENT}% of the server's core during a poll run (column "core 0 other"): the ratio is suspect, rerun on a quiet machine`);
+    lines.push(
+      `!!! other work took more than ${OTHERS_WARNING_PERCENT}% of the server's core during a poll run (column "core 0 other"): the ratio is suspect, rerun on a quiet machine`,
+    );
   }
   if (limitedNote) lines.push(limitedNote);
   return lines.join('\n');
@@ -412,9 +470,13 @@ function streamVerdicts(summary) {
   const checks = [
     {
       label: `last of ${changed.expected} streams has the change`,
-      text: changed.received === changed.expected ? `${num(changed.lastMs, 1)} ms (median ${num(changed.medianMs, 1)} ms)` : `${changed.expected - changed.received} streams never had it within ${FAN_OUT_TIMEOUT_MS / 1000} s`,
+      text:
+        changed.received === changed.expected
+          ? `${num(changed.lastMs, 1)} ms (median ${num(changed.medianMs, 1)} ms)`
+          : `${changed.expected - changed.received} streams never had it within ${FAN_OUT_TIMEOUT_MS / 1000} s`,
       target: `<= ${TARGETS.fanOutMs} ms`,
-      ok: allOpen && summary.eventEtagOk && changed.patchStatus === 200 && changed.received === changed.expected && changed.lastMs <= TARGETS.fanOutMs,
+      ok:
+        allOpen && summary.eventEtagOk && changed.patchStatus === 200 && changed.received === changed.expected && changed.lastMs <= TARGETS.fanOutMs,
     },
     {
       label: 'service RSS per 1,000 streams',
@@ -446,7 +508,18 @@ module.exports = { runStreamsBench, formatStreamsReport, planOpenFiles, DEFAULT_
 
 /** Per stream: its socket, and the ids of the events it had. */
 function createStream() {
-  return { socket: null, status: 0, head: '', pending: '', firstId: null, lastId: null, idAtChange: null, changedNs: undefined, closed: false, error: undefined };
+  return {
+    socket: null,
+    status: 0,
+    head: '',
+    pending: '',
+    firstId: null,
+    lastId: null,
+    idAtChange: null,
+    changedNs: undefined,
+    closed: false,
+    error: undefined,
+  };
 }
 
 /** Reads the `id:` lines of what arrived (chunk-size lines of the chunked body are bare hex, never `id: `). */
@@ -563,10 +636,14 @@ function runClient() {
       const cpuBefore = process.cpuUsage();
       change.sentNs = process.hrtime.bigint();
       const patch = await new Promise((resolve) => {
-        const request = http.request(url, { method: 'PATCH', headers: { ...headers, 'Content-Length': Buffer.byteLength(body) }, agent: false }, (response) => {
-          response.resume();
-          response.on('end', () => resolve({ status: response.statusCode, ns: process.hrtime.bigint() - change.sentNs }));
-        });
+        const request = http.request(
+          url,
+          { method: 'PATCH', headers: { ...headers, 'Content-Length': Buffer.byteLength(body) }, agent: false },
+          (response) => {
+            response.resume();
+            response.on('end', () => resolve({ status: response.statusCode, ns: process.hrtime.bigint() - change.sentNs }));
+          },
+        );
         request.on('error', (error) => resolve({ status: `error ${error.message}`, ns: process.hrtime.bigint() - change.sentNs }));
         request.end(body);
       });

@@ -42,9 +42,7 @@ export class Init1795351584288 implements MigrationInterface {
         cancelled_at timestamptz,
         CHECK ((status = 'cancelled') = (cancelled_at IS NOT NULL))
       )`);
-    await queryRunner.query(
-      `CREATE INDEX subscriptions_active_idx ON subscriptions (organization_id) WHERE status = 'active'`,
-    );
+    await queryRunner.query(`CREATE INDEX subscriptions_active_idx ON subscriptions (organization_id) WHERE status = 'active'`);
 
     await queryRunner.query(`
       CREATE TABLE flags (
@@ -87,12 +85,8 @@ export class Init1795351584288 implements MigrationInterface {
         created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
         CHECK ((actor_type = 'system') = (actor_id IS NULL))
       )`);
-    await queryRunner.query(
-      `CREATE INDEX flag_audit_entries_organization_idx ON flag_audit_entries (organization_id, created_at DESC, id DESC)`,
-    );
-    await queryRunner.query(
-      `CREATE INDEX flag_audit_entries_flag_idx ON flag_audit_entries (organization_id, flag_id, created_at DESC, id DESC)`,
-    );
+    await queryRunner.query(`CREATE INDEX flag_audit_entries_organization_idx ON flag_audit_entries (organization_id, created_at DESC, id DESC)`);
+    await queryRunner.query(`CREATE INDEX flag_audit_entries_flag_idx ON flag_audit_entries (organization_id, flag_id, created_at DESC, id DESC)`);
 
     // Append-only: the one change allowed is the flag_id null-out done by ON DELETE SET NULL
     // (narrowed to deleted flags by AuditNullOutOnlyForDeletedFlags).

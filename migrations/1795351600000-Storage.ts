@@ -29,9 +29,7 @@ export class Storage1795351600000 implements MigrationInterface {
         CHECK (state = 'complete' OR upload_expires_at IS NOT NULL)
       )`);
     // The newest-first list (optionally by kind) and the purge filters (kind, created_at range) walk these.
-    await queryRunner.query(
-      `CREATE INDEX storage_items_organization_created_idx ON storage_items (organization_id, created_at DESC, id DESC)`,
-    );
+    await queryRunner.query(`CREATE INDEX storage_items_organization_created_idx ON storage_items (organization_id, created_at DESC, id DESC)`);
     await queryRunner.query(
       `CREATE INDEX storage_items_organization_kind_created_idx ON storage_items (organization_id, kind, created_at DESC, id DESC)`,
     );
@@ -40,9 +38,7 @@ export class Storage1795351600000 implements MigrationInterface {
       `CREATE INDEX storage_items_complete_idx ON storage_items (organization_id, kind) INCLUDE (size) WHERE state = 'complete'`,
     );
     // The sweeper looks for pending items whose upload URL has expired.
-    await queryRunner.query(
-      `CREATE INDEX storage_items_pending_expiry_idx ON storage_items (upload_expires_at) WHERE state = 'pending'`,
-    );
+    await queryRunner.query(`CREATE INDEX storage_items_pending_expiry_idx ON storage_items (upload_expires_at) WHERE state = 'pending'`);
 
     // A non-allocated URL has no row until its upload completes; its nonce is claimed here when an upload
     // starts, so two uploads to one URL cannot both succeed. Rows are kept until the URL has expired.

@@ -30,9 +30,7 @@ export class LiveOperations1795700000000 implements MigrationInterface {
     await queryRunner.query(`CREATE INDEX flag_schedules_due_idx ON flag_schedules (at, created_at, id) WHERE state = 'pending'`);
     await queryRunner.query(`CREATE INDEX flag_schedules_flag_idx ON flag_schedules (organization_id, flag_id, at, created_at, id)`);
 
-    await queryRunner.query(
-      `CREATE INDEX flag_audit_entries_action_idx ON flag_audit_entries (organization_id, action, created_at DESC, id DESC)`,
-    );
+    await queryRunner.query(`CREATE INDEX flag_audit_entries_action_idx ON flag_audit_entries (organization_id, action, created_at DESC, id DESC)`);
     await queryRunner.query(
       `CREATE INDEX flag_audit_entries_actor_idx ON flag_audit_entries (organization_id, actor_type, actor_id, created_at DESC, id DESC)`,
     );

@@ -96,7 +96,9 @@ export class ChangeStream {
       const retryAfterMs = parseRetryAfter(response.headers.get('Retry-After'), host.scheduler.now());
       const error =
         response.status === 200
-          ? new FlagstoreError('stream', `${WHAT} answered ${response.headers.get('Content-Type') ?? 'no content type'}, not text/event-stream`, { status: 200 })
+          ? new FlagstoreError('stream', `${WHAT} answered ${response.headers.get('Content-Type') ?? 'no content type'}, not text/event-stream`, {
+              status: 200,
+            })
           : httpError(WHAT, response.status, body, retryAfterMs === undefined ? undefined : Math.ceil(retryAfterMs / 1000));
       return this.refused(error, retryAfterMs);
     }
@@ -121,10 +123,7 @@ export class ChangeStream {
     let watchdog: NodeJS.Timeout | undefined;
     const watch = () => {
       clearTimeout(watchdog);
-      watchdog = setTimeout(
-        () => controller.abort(new FlagstoreError('stream', `${WHAT} was silent for ${silenceTimeoutMs} ms`)),
-        silenceTimeoutMs,
-      );
+      watchdog = setTimeout(() => controller.abort(new FlagstoreError('stream', `${WHAT} was silent for ${silenceTimeoutMs} ms`)), silenceTimeoutMs);
       watchdog.unref();
     };
     // An injected fetch may ignore the signal: cancelling the reader ends a pending read() either way.
@@ -149,7 +148,10 @@ export class ChangeStream {
     }
     if (controller.signal.aborted) failure = controller.signal.reason;
     if (failure === undefined) return { received };
-    return { received, error: new FlagstoreError('stream', `${WHAT} dropped: ${asFlagstoreError(failure, 'reading it').message}`, { cause: failure }) };
+    return {
+      received,
+      error: new FlagstoreError('stream', `${WHAT} dropped: ${asFlagstoreError(failure, 'reading it').message}`, { cause: failure }),
+    };
   }
 
   private event(event: SseEvent): void {

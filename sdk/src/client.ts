@@ -37,9 +37,7 @@ type FlagValueType = 'boolean' | 'string' | 'number' | 'json';
 const WHAT = 'GET /flags/config';
 
 type ReadOutcome =
-  | { kind: 'payload'; payload: ConfigPayload }
-  | { kind: 'unchanged' }
-  | { kind: 'failed'; error: FlagstoreError; retryAfterMs?: number };
+  { kind: 'payload'; payload: ConfigPayload } | { kind: 'unchanged' } | { kind: 'failed'; error: FlagstoreError; retryAfterMs?: number };
 
 /**
  * Serves a Flagstore organization's flags to a game server from memory, and keeps them current: it polls

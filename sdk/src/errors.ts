@@ -11,17 +11,7 @@
  * - `closed`: `close()` was called before `ready()` settled.
  */
 export type FlagstoreErrorKind =
-  | 'unauthorized'
-  | 'forbidden'
-  | 'rate-limited'
-  | 'server'
-  | 'http'
-  | 'network'
-  | 'timeout'
-  | 'invalid-payload'
-  | 'stream'
-  | 'cache'
-  | 'closed';
+  'unauthorized' | 'forbidden' | 'rate-limited' | 'server' | 'http' | 'network' | 'timeout' | 'invalid-payload' | 'stream' | 'cache' | 'closed';
 
 export class FlagstoreError extends Error {
   override readonly name = 'FlagstoreError';
@@ -31,11 +21,7 @@ export class FlagstoreError extends Error {
   /** From `Retry-After` on a 429. */
   readonly retryAfterSeconds: number | undefined;
 
-  constructor(
-    kind: FlagstoreErrorKind,
-    message: string,
-    details: { status?: number; retryAfterSeconds?: number; cause?: unknown } = {},
-  ) {
+  constructor(kind: FlagstoreErrorKind, message: string, details: { status?: number; retryAfterSeconds?: number; cause?: unknown } = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.kind = kind;
     this.status = details.status;

@@ -30,7 +30,12 @@ describe('the SDK package', () => {
     for (const field of ['dependencies', 'peerDependencies', 'optionalDependencies', 'bundleDependencies']) {
       expect(packageJson).not.toHaveProperty(field);
     }
-    expect(packageJson).toMatchObject({ name: '@flagstore/sdk', version: '0.1.0', engines: { node: '>=20' }, scripts: { build: 'tsc -p tsconfig.json' } });
+    expect(packageJson).toMatchObject({
+      name: '@flagstore/sdk',
+      version: '0.1.0',
+      engines: { node: '>=20' },
+      scripts: { build: 'tsc -p tsconfig.json' },
+    });
 
     const required = readdirSync(outDir)
       .filter((file) => file.endsWith('.js'))

@@ -12,8 +12,7 @@ describe('FlagstoreClient polling', () => {
   const newClient = useClients();
   const connect = (options: { random?: () => number } = {}, recorder?: RecordingFetch) =>
     newClient({ baseUrl: t.config.urls.baseUrl, apiKey: org.key, ...options }, recorder);
-  const currentEtag = async () =>
-    (await request(t.http).get('/v1/flags/config').set(bearer(org.key)).expect(200)).body.etag as string;
+  const currentEtag = async () => (await request(t.http).get('/v1/flags/config').set(bearer(org.key)).expect(200)).body.etag as string;
 
   it('polls every pollIntervalSeconds with the weak ETag in If-None-Match, and a 304 keeps the values', async () => {
     await createFlag(t, org.key, { key: 'pvp-enabled', type: 'boolean', value: true });
@@ -110,10 +109,7 @@ describe('FlagstoreClient polling', () => {
     for (let attempt = 0; attempt < 5; attempt++) delays.push(await tick(scheduler));
 
     expect(delays).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 64_000, 128_000, 256_000, 300_000, 300_000]);
-    expect(errors.map((error) => [error.kind, error.status])).toEqual([
-      ...Array(6).fill(['network', undefined]),
-      ...Array(5).fill(['server', 503]),
-    ]);
+    expect(errors.map((error) => [error.kind, error.status])).toEqual([...Array(6).fill(['network', undefined]), ...Array(5).fill(['server', 503])]);
     expect(errors[0].message).toMatch(/ECONNREFUSED/);
 
     recorder.up();

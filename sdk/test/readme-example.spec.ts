@@ -40,11 +40,12 @@ function player(port: number): Promise<{ socket: Socket; next(): Promise<unknown
     socket.once('connect', () =>
       resolve({
         socket,
-        next: () => new Promise<unknown>((found) => {
-          const line = lines.shift();
-          if (line !== undefined) found(JSON.parse(line));
-          else waiting.push((later) => found(JSON.parse(later)));
-        }),
+        next: () =>
+          new Promise<unknown>((found) => {
+            const line = lines.shift();
+            if (line !== undefined) found(JSON.parse(line));
+            else waiting.push((later) => found(JSON.parse(later)));
+          }),
       }),
     );
   });

@@ -9,8 +9,7 @@ function parse(...chunks: Array<string | Uint8Array>): { events: SseEvent[]; ret
   return { events, retries };
 }
 
-const contractEvent =
-  'id: abc123\nevent: message\ndata: {"type":"refetchEvaluation","etag":"abc123","lastModified":1900000000}\n\n';
+const contractEvent = 'id: abc123\nevent: message\ndata: {"type":"refetchEvaluation","etag":"abc123","lastModified":1900000000}\n\n';
 
 describe('SseParser', () => {
   it("reads the change stream's event", () => {

@@ -12,8 +12,7 @@ import { collectErrors, Harness, nextChange, nextError, useClients } from './sup
 
 const STREAM_PATH = '/v1/flags/config/stream';
 
-const etagOf = async (t: TestApp, key: string) =>
-  (await request(t.http).get('/v1/flags/config').set(bearer(key)).expect(200)).body.etag as string;
+const etagOf = async (t: TestApp, key: string) => (await request(t.http).get('/v1/flags/config').set(bearer(key)).expect(200)).body.etag as string;
 
 /** Until the client's stream is open: its last stream request answered 200, and the poll it replaces cancelled. */
 async function streamOpen({ recorder, scheduler }: Harness, count = 1): Promise<void> {

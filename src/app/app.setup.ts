@@ -40,11 +40,7 @@ const ROOT_ROUTES = [
  * Everything about the HTTP application that is not a module: shared by main.ts and the e2e tests so that
  * tests exercise exactly what production serves.
  */
-export function configureApp(
-  app: NestExpressApplication,
-  config: AppConfig,
-  options: { leanConfigPoll?: boolean } = {},
-): void {
+export function configureApp(app: NestExpressApplication, config: AppConfig, options: { leanConfigPoll?: boolean } = {}): void {
   const logger = app.get<PinoLogger>(ROOT_LOGGER);
   if (options.leanConfigPoll ?? true) installConfigPoll(app, config, logger);
   // Outermost, so that the poll's requests are watched too (bodyless ones, all of them in practice, cost a check).

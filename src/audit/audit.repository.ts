@@ -42,7 +42,11 @@ export class AuditRepository {
   }
 
   /** Newest first, ties broken by id so pages never overlap. */
-  async list(db: Db, organizationId: string, filter: AuditFilter & { offset: number; limit: number }): Promise<{ entries: AuditEntry[]; total: number }> {
+  async list(
+    db: Db,
+    organizationId: string,
+    filter: AuditFilter & { offset: number; limit: number },
+  ): Promise<{ entries: AuditEntry[]; total: number }> {
     const { where, parameters } = whereOf(organizationId, filter);
     const [entries, [{ total }]] = await Promise.all([
       db.rows<AuditEntry>(
@@ -66,9 +70,7 @@ export class AuditRepository {
     let after: string | null = null;
     for (;;) {
       const resume: string =
-        after === null
-          ? ''
-          : ` AND (created_at, id) > (SELECT created_at, id FROM flag_audit_entries WHERE id = $${parameters.length + 2})`;
+        after === null ? '' : ` AND (created_at, id) > (SELECT created_at, id FROM flag_audit_entries WHERE id = $${parameters.length + 2})`;
       const batch: AuditEntry[] = await db.rows<AuditEntry>(
         `SELECT ${COLUMNS} FROM flag_audit_entries WHERE ${where}${resume} ORDER BY created_at, id LIMIT $${parameters.length + 1}`,
         after === null ? [...parameters, batchSize] : [...parameters, batchSize, after],

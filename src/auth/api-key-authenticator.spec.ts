@@ -120,7 +120,14 @@ describe('ApiKeyAuthenticator', () => {
 
   it('refuses missing and malformed keys, and tokens that cannot be keys, without a lookup', async () => {
     const { authenticator, lookups } = setup();
-    for (const header of [undefined, 'Basic abc', 'Bearer fsk_unknown', `Bearer ${KEY}x`, `Bearer sk_${KEY.slice(3)}`, `Bearer ${KEY.replace('-', '.')}`]) {
+    for (const header of [
+      undefined,
+      'Basic abc',
+      'Bearer fsk_unknown',
+      `Bearer ${KEY}x`,
+      `Bearer sk_${KEY.slice(3)}`,
+      `Bearer ${KEY.replace('-', '.')}`,
+    ]) {
       expect(await authenticator.authenticate(header)).toBeNull();
       expect(authenticator.cached(header)).toBeUndefined();
     }

@@ -59,7 +59,12 @@ describe('ApiKeyBatches', () => {
   it('fails the lookups of a failed query, and only those', async () => {
     const { batches, queries } = setup();
     const hashes = Array.from({ length: ApiKeyBatches.MAX_BATCH + 1 }, (_, index) => `hash-${index}`);
-    const found = hashes.map((hash) => batches.find(hash).then(() => 'found', (error: Error) => error.message));
+    const found = hashes.map((hash) =>
+      batches.find(hash).then(
+        () => 'found',
+        (error: Error) => error.message,
+      ),
+    );
     await endOfTurn();
     queries[0].fail(new Error('connection refused'));
     queries[1].answer();

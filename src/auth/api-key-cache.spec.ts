@@ -88,7 +88,9 @@ describe('ApiKeyCache', () => {
 
   it('holds at most MAX_ENTRIES headers, dropping the oldest header first (its key stays)', () => {
     const perEntry = ApiKeyCache.MAX_HEADERS_PER_ENTRY;
-    const entries = Array.from({ length: ApiKeyCache.MAX_ENTRIES / perEntry + 1 }, (_, index) => cache.remember(hash(index), principal(`key-${index}`), now));
+    const entries = Array.from({ length: ApiKeyCache.MAX_ENTRIES / perEntry + 1 }, (_, index) =>
+      cache.remember(hash(index), principal(`key-${index}`), now),
+    );
     const spelling = (entry: number, variant: number) => `Bearer${' '.repeat(variant + 1)}key-${entry}`;
     for (let index = 0; index < ApiKeyCache.MAX_ENTRIES / perEntry; index += 1) {
       for (let variant = 0; variant < perEntry; variant += 1) cache.rememberHeader(spelling(index, variant), entries[index]);

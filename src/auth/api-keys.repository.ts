@@ -24,10 +24,7 @@ export class ApiKeysRepository {
 
   /** The organization's key with this id while it is active (a stream token names a key by id). */
   findActiveApiKeyById(db: Db, organizationId: string, keyId: string): Promise<ApiKey | null> {
-    return db.row<ApiKey>(`SELECT ${API_KEY} FROM api_keys WHERE id = $1 AND organization_id = $2 AND revoked_at IS NULL`, [
-      keyId,
-      organizationId,
-    ]);
+    return db.row<ApiKey>(`SELECT ${API_KEY} FROM api_keys WHERE id = $1 AND organization_id = $2 AND revoked_at IS NULL`, [keyId, organizationId]);
   }
 
   /** Marks the key revoked; false when the organization has no such active key. */

@@ -25,10 +25,7 @@ export class AuthGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const access = this.reflector.getAllAndOverride<Access | undefined>(ACCESS_KEY, [
-      context.getHandler(),
-      context.getClass(),
-    ]);
+    const access = this.reflector.getAllAndOverride<Access | undefined>(ACCESS_KEY, [context.getHandler(), context.getClass()]);
     if (access === 'public') return true;
 
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();

@@ -20,13 +20,7 @@ export class CliModule {
   static forRoot(config: AppConfig, databaseUrl: string): DynamicModule {
     return {
       module: CliModule,
-      imports: [
-        ConfigModule.forRoot(config),
-        DatabaseModule.forRoot(databaseUrl),
-        RedisModule,
-        InvalidationBusModule,
-        OrganizationsModule,
-      ],
+      imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(databaseUrl), RedisModule, InvalidationBusModule, OrganizationsModule],
     };
   }
 }

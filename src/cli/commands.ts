@@ -1,12 +1,7 @@
 import { ClassConstructor, plainToInstance } from 'class-transformer';
 import { isUUID, validate } from 'class-validator';
 import { describeValidationErrors } from '../common/validation';
-import {
-  CreateApiKeyDto,
-  CreateOrganizationDto,
-  CreateSubscriptionDto,
-  UpdateOrganizationDto,
-} from '../organizations/dto/organization.dto';
+import { CreateApiKeyDto, CreateOrganizationDto, CreateSubscriptionDto, UpdateOrganizationDto } from '../organizations/dto/organization.dto';
 import type { OrganizationsService } from '../organizations/organizations.service';
 import { CliError } from './cli-error';
 

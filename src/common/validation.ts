@@ -45,9 +45,7 @@ export function CharLength(min: number, max: number, options?: ValidationOptions
       constraints: [min, max],
       options: {
         message:
-          min > 0
-            ? `${propertyName} must be between ${min} and ${max} characters long`
-            : `${propertyName} must be at most ${max} characters long`,
+          min > 0 ? `${propertyName} must be between ${min} and ${max} characters long` : `${propertyName} must be at most ${max} characters long`,
         ...options,
       },
       validator: {

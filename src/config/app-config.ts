@@ -71,7 +71,10 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export const APP_CONFIG = Symbol('APP_CONFIG');
 
 export class ConfigValidationError extends Error {
-  constructor(readonly variable: string, rule: string) {
+  constructor(
+    readonly variable: string,
+    rule: string,
+  ) {
     super(`Invalid configuration: ${variable} ${rule}`);
   }
 }
@@ -160,7 +163,10 @@ function corsOrigins(env: Env): CorsOrigins | undefined {
   const raw = text(env, 'CORS_ORIGINS');
   if (raw === undefined) return undefined;
   if (raw === '*') return '*';
-  const origins = raw.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  const origins = raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
   for (const origin of origins) {
     let parsed: URL | undefined;
     try {
@@ -188,7 +194,10 @@ function text(env: Env, name: string): string | undefined {
 export const MIN_SECRET_LENGTH = 32;
 
 function trustProxy(env: Env): string[] {
-  const entries = (text(env, 'TRUST_PROXY') ?? 'loopback').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  const entries = (text(env, 'TRUST_PROXY') ?? 'loopback')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
   try {
     proxyAddr.compile(entries);
   } catch (error) {

@@ -12,7 +12,9 @@ describe('advisory lock keys', () => {
 
   it('no two rules share a one-bigint key', () => {
     // The stream slots' key is the first half of a two-integer key: another key space, which cannot collide.
-    const bigintKeys = Object.entries(keys).filter(([name]) => name !== 'STREAM_SLOT_LOCK_KEY').map(([, key]) => key);
+    const bigintKeys = Object.entries(keys)
+      .filter(([name]) => name !== 'STREAM_SLOT_LOCK_KEY')
+      .map(([, key]) => key);
     expect(bigintKeys.length).toBeGreaterThanOrEqual(3);
     expect(new Set(bigintKeys).size).toBe(bigintKeys.length);
   });

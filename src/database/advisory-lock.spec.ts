@@ -23,7 +23,7 @@ describe('withAdvisoryLock', () => {
     expect(session.statements).toEqual(['SELECT pg_advisory_lock($1) [42]', 'SELECT work undefined', 'SELECT pg_advisory_unlock($1) [42]']);
   });
 
-  it('leaves the lock of a failed run to the end of the session, and throws the run\'s error', async () => {
+  it("leaves the lock of a failed run to the end of the session, and throws the run's error", async () => {
     const session = recordingSession();
     await expect(withAdvisoryLock(session, 42, () => Promise.reject(new Error('migration failed')))).rejects.toThrow('migration failed');
     expect(session.statements).toEqual(['SELECT pg_advisory_lock($1) [42]']);

@@ -6,9 +6,7 @@ import { grantServiceRole } from './database-roles';
 import { DatabaseSetupError } from './database-setup-error';
 
 // Compiled: dist/database -> dist/migrations/*.js. From sources (jest, ts-node): src/database -> migrations/*.ts.
-const MIGRATIONS = __filename.endsWith('.ts')
-  ? join(__dirname, '..', '..', 'migrations', '*.ts')
-  : join(__dirname, '..', 'migrations', '*.js');
+const MIGRATIONS = __filename.endsWith('.ts') ? join(__dirname, '..', '..', 'migrations', '*.ts') : join(__dirname, '..', 'migrations', '*.js');
 
 export function dataSourceOptions(databaseUrl: string): DataSourceOptions {
   return {
@@ -70,6 +68,6 @@ function explainMigrationFailure(error: unknown, role: string): unknown {
   if (!cause?.code || !NOT_THE_OWNER.has(cause.code)) return error;
   return new DatabaseSetupError(
     `Migrating the database as role "${role}" failed: ${cause.message}. Migrations run as the role that owns the ` +
-      'schema: set DATABASE_MIGRATION_URL to that role (DATABASE_URL stays the service\'s own role); see README, Database roles.',
+      "schema: set DATABASE_MIGRATION_URL to that role (DATABASE_URL stays the service's own role); see README, Database roles.",
   );
 }

@@ -36,8 +36,7 @@ describe('configEtag', () => {
     expect(configEtag([])).toBe(sha256('[]'));
     expect(configEtag(flags)).toBe(
       sha256(
-        '[{"key":"a","runtime":"server","type":"json","value":{"x":1,"y":[1,2]}},' +
-          '{"key":"b","runtime":"shared","type":"boolean","value":true}]',
+        '[{"key":"a","runtime":"server","type":"json","value":{"x":1,"y":[1,2]}},' + '{"key":"b","runtime":"shared","type":"boolean","value":true}]',
       ),
     );
   });
@@ -48,11 +47,11 @@ describe('configEtag', () => {
     const script =
       `const { configEtag } = require(${JSON.stringify(resolve(__dirname, 'config-payload'))});` +
       `process.stdout.write(JSON.stringify([configEtag([]), configEtag(JSON.parse(process.argv[1]))]));`;
-    const output = execFileSync(
-      process.execPath,
-      ['-r', 'ts-node/register/transpile-only', '-e', script, JSON.stringify(flags)],
-      { cwd: resolve(__dirname, '../..'), encoding: 'utf8', timeout: 30_000 },
-    );
+    const output = execFileSync(process.execPath, ['-r', 'ts-node/register/transpile-only', '-e', script, JSON.stringify(flags)], {
+      cwd: resolve(__dirname, '../..'),
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     expect(JSON.parse(output)).toEqual([configEtag([]), configEtag(flags)]);
   });
 });

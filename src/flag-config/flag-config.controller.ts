@@ -1,12 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { Controller, Get, Req, Res } from '@nestjs/common';
-import {
-  ApiHeader,
-  ApiNotModifiedResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiHeader, ApiNotModifiedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { CurrentPrincipal, RequirePermission } from '../auth/auth.decorators';
 import { Principal } from '../auth/principal';

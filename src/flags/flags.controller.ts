@@ -63,11 +63,7 @@ export class FlagsController {
   @ApiBadRequestResponse({ type: ApiErrorDto, description: 'Validation failed, or type and value not sent together' })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such flag in this organization' })
   @ApiConflictResponse({ type: ApiErrorDto, description: 'Value change of an archived flag' })
-  update(
-    @CurrentPrincipal() principal: Principal,
-    @UuidParam('flagId') flagId: string,
-    @Body() dto: UpdateFlagDto,
-  ): FlagWriteRun<FeatureFlagDto> {
+  update(@CurrentPrincipal() principal: Principal, @UuidParam('flagId') flagId: string, @Body() dto: UpdateFlagDto): FlagWriteRun<FeatureFlagDto> {
     return (tx) => this.flags.update(tx, principal.organizationId, flagId, dto);
   }
 
@@ -88,11 +84,7 @@ export class FlagsController {
   })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such flag in this organization' })
   @ApiConflictResponse({ type: ApiErrorDto, description: 'The flag is archived and would stay archived with another value' })
-  restore(
-    @CurrentPrincipal() principal: Principal,
-    @UuidParam('flagId') flagId: string,
-    @Body() dto: RestoreFlagDto,
-  ): FlagWriteRun<FeatureFlagDto> {
+  restore(@CurrentPrincipal() principal: Principal, @UuidParam('flagId') flagId: string, @Body() dto: RestoreFlagDto): FlagWriteRun<FeatureFlagDto> {
     return (tx) => this.flags.restore(tx, principal.organizationId, flagId, dto.auditEntryId);
   }
 

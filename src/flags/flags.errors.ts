@@ -13,8 +13,7 @@ export enum FlagsErrorCode {
 }
 
 export const FlagsErrors = {
-  notFound: (flagId: string) =>
-    new DomainError(HttpStatus.NOT_FOUND, FlagsErrorCode.FLAG_NOT_FOUND, `Flag ${flagId} not found in this organization`),
+  notFound: (flagId: string) => new DomainError(HttpStatus.NOT_FOUND, FlagsErrorCode.FLAG_NOT_FOUND, `Flag ${flagId} not found in this organization`),
   keyTaken: (key: string) =>
     new DomainError(
       HttpStatus.CONFLICT,

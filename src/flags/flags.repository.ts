@@ -96,10 +96,9 @@ export class FlagsRepository {
 
   /** Every non-archived flag, ordered by key bytewise so the order never depends on the database's locale. */
   configEntries(db: Db, organizationId: string): Promise<ConfigEntry[]> {
-    return db.rows<ConfigEntry>(
-      `SELECT key, type, value, runtime FROM flags WHERE organization_id = $1 AND NOT archived ORDER BY key COLLATE "C"`,
-      [organizationId],
-    );
+    return db.rows<ConfigEntry>(`SELECT key, type, value, runtime FROM flags WHERE organization_id = $1 AND NOT archived ORDER BY key COLLATE "C"`, [
+      organizationId,
+    ]);
   }
 }
 

@@ -34,7 +34,7 @@ export class SurfaceMap {
     const query = url.indexOf('?');
     const path = (query === -1 ? url : url.slice(0, query)).toLowerCase();
     for (const { prefix, surface } of this.routes) {
-      if (path.startsWith(prefix) && (path.length === prefix.length || path.charCodeAt(prefix.length) === 47 /* / */)) return surface;
+      if (path.startsWith(prefix) && (path.length === prefix.length || path.charCodeAt(prefix.length) === 47) /* / */) return surface;
     }
     return 'other';
   }

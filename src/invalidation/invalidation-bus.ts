@@ -1,16 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import {
-  BeforeApplicationShutdown,
-  Global,
-  Inject,
-  Injectable,
-  Logger,
-  Module,
-  OnApplicationShutdown,
-  OnModuleInit,
-  Optional,
-} from '@nestjs/common';
+import { BeforeApplicationShutdown, Global, Inject, Injectable, Logger, Module, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
 import { DATABASE_URL } from '../database/database.module';
 import { Histogram } from 'prom-client';
 import { Metrics } from '../metrics/metrics';
@@ -58,11 +48,7 @@ export class InvalidationBus implements OnModuleInit, BeforeApplicationShutdown,
   /** Time from an announcement on another instance to its receipt here. */
   private readonly lag: Histogram;
 
-  constructor(
-    redis: RedisConnections,
-    @Inject(DATABASE_URL) databaseUrl: string,
-    @Optional() metrics?: Metrics,
-  ) {
+  constructor(redis: RedisConnections, @Inject(DATABASE_URL) databaseUrl: string, @Optional() metrics?: Metrics) {
     this.lag = new Histogram({
       name: 'flagstore_invalidation_bus_lag_seconds',
       help: 'Time from an invalidation published on another instance to its receipt here',

@@ -117,10 +117,7 @@ export class PostgresTransport implements BusTransport {
     this.stopped = true;
     const publisher = this.publisher;
     this.publisher = undefined;
-    await Promise.all([
-      this.listener?.end().catch(() => undefined),
-      publisher?.then((client) => client.end()).catch(() => undefined),
-    ]);
+    await Promise.all([this.listener?.end().catch(() => undefined), publisher?.then((client) => client.end()).catch(() => undefined)]);
   }
 
   private async connect(): Promise<Client> {

@@ -27,7 +27,8 @@ export class MetricsController {
   @Header('Cache-Control', 'no-store')
   @ApiOperation({
     summary: 'Prometheus metrics (text exposition format)',
-    description: 'With METRICS_TOKEN set, send `Authorization: Bearer <METRICS_TOKEN>`; without it the route is open (scrape it on a private network).',
+    description:
+      'With METRICS_TOKEN set, send `Authorization: Bearer <METRICS_TOKEN>`; without it the route is open (scrape it on a private network).',
   })
   @ApiOkResponse({ description: 'The metrics, in Prometheus text format 0.0.4', content: { 'text/plain': { schema: { type: 'string' } } } })
   @ApiUnauthorizedResponse({ type: ApiErrorDto, description: 'METRICS_TOKEN is set and the request does not carry it' })

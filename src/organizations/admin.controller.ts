@@ -68,10 +68,7 @@ export class AdminController {
   @ApiOperation({ summary: 'Cancel a subscription' })
   @ApiNoContentResponse({ description: 'Cancelled' })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such active subscription in this organization' })
-  cancelSubscription(
-    @UuidParam('orgId') orgId: string,
-    @UuidParam('subscriptionId') subscriptionId: string,
-  ): Promise<void> {
+  cancelSubscription(@UuidParam('orgId') orgId: string, @UuidParam('subscriptionId') subscriptionId: string): Promise<void> {
     return this.organizations.cancelSubscription(orgId, subscriptionId);
   }
 }

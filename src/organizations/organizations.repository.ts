@@ -33,10 +33,10 @@ export class OrganizationsRepository {
   }
 
   updateStorageAllocation(db: Db, organizationId: string, storageAllocation: number): Promise<Organization | null> {
-    return db.row<Organization>(
-      `UPDATE organizations SET storage_allocation = $2 WHERE id = $1 RETURNING ${ORGANIZATION}`,
-      [organizationId, storageAllocation],
-    );
+    return db.row<Organization>(`UPDATE organizations SET storage_allocation = $2 WHERE id = $1 RETURNING ${ORGANIZATION}`, [
+      organizationId,
+      storageAllocation,
+    ]);
   }
 
   async createSubscription(db: Db, organizationId: string, plan: string): Promise<Subscription> {

@@ -19,10 +19,10 @@ export class QuotaRepository {
    * first `allowance` is locked.
    */
   async lockedFlagIds(db: Db, organizationId: string, allowance: number): Promise<Set<string>> {
-    const rows = await db.rows<{ id: string }>(
-      `SELECT id FROM flags WHERE organization_id = $1 ORDER BY created_at, id OFFSET $2`,
-      [organizationId, allowance],
-    );
+    const rows = await db.rows<{ id: string }>(`SELECT id FROM flags WHERE organization_id = $1 ORDER BY created_at, id OFFSET $2`, [
+      organizationId,
+      allowance,
+    ]);
     return new Set(rows.map((row) => row.id));
   }
 }

@@ -1,7 +1,14 @@
 import * as fc from 'fast-check';
 import { MemoryLeaseStore } from '../../test/support/memory-lease-store';
 import { Lease, LeaseRequest, LeaseStore, sliceSize } from './lease-store';
-import { accountWindows, limiterViolations, ManualClock, planArbitrary, runSimulation, tightPlanArbitrary } from '../../test/support/limiter-simulation';
+import {
+  accountWindows,
+  limiterViolations,
+  ManualClock,
+  planArbitrary,
+  runSimulation,
+  tightPlanArbitrary,
+} from '../../test/support/limiter-simulation';
 import { SharedLimiter, ThrottlerStorageRecord } from './shared-limiter';
 
 const WINDOW = 60_000;

@@ -229,9 +229,7 @@ export class SharedLimiter {
     if (this.probing || now < this.nextProbeAt) return;
     this.probing = true;
     const state = this.keys.get(key);
-    this.withTimeout(
-      this.store!.lease({ key, limit, windowMs: this.windowMs, now, need: 0, want: 1, hits: 1 }),
-    ).then(
+    this.withTimeout(this.store!.lease({ key, limit, windowMs: this.windowMs, now, need: 0, want: 1, hits: 1 })).then(
       (lease) => {
         this.probing = false;
         this.up();

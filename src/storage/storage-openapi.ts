@@ -28,9 +28,7 @@ const DESCRIPTIONS: Partial<Record<HttpStatus, string>> = {
 export function ApiStorageErrors(...statuses: Array<[HttpStatus, string?]>) {
   return applyDecorators(
     ApiExtraModels(StorageErrorDto),
-    ...statuses.map(([status, description]) =>
-      ApiResponse({ status, type: StorageErrorDto, description: description ?? DESCRIPTIONS[status] }),
-    ),
+    ...statuses.map(([status, description]) => ApiResponse({ status, type: StorageErrorDto, description: description ?? DESCRIPTIONS[status] })),
   );
 }
 

@@ -30,10 +30,8 @@ export interface AllocationUsage {
 
 export const StorageErrors = {
   validation: (message: string) => new DomainError(HttpStatus.BAD_REQUEST, StorageErrorCode.VALIDATION_ERROR, message),
-  invalidUuid: (name: string) =>
-    new DomainError(HttpStatus.BAD_REQUEST, StorageErrorCode.INVALID_UUID, `${name} must be a valid UUID`),
-  itemNotFound: (itemId: string) =>
-    new DomainError(HttpStatus.NOT_FOUND, StorageErrorCode.NOT_FOUND, `Storage item ${itemId} not found`),
+  invalidUuid: (name: string) => new DomainError(HttpStatus.BAD_REQUEST, StorageErrorCode.INVALID_UUID, `${name} must be a valid UUID`),
+  itemNotFound: (itemId: string) => new DomainError(HttpStatus.NOT_FOUND, StorageErrorCode.NOT_FOUND, `Storage item ${itemId} not found`),
   fileNotFound: () => new DomainError(HttpStatus.NOT_FOUND, StorageErrorCode.NOT_FOUND, 'File not found'),
   organizationNotFound: (organizationId: string) =>
     new DomainError(
@@ -41,14 +39,9 @@ export const StorageErrors = {
       StorageErrorCode.NOT_FOUND,
       `Organization ${organizationId} no longer exists (removed after this API key authenticated)`,
     ),
-  uploadUrlInvalid: (reason: string) =>
-    new DomainError(HttpStatus.FORBIDDEN, StorageErrorCode.FORBIDDEN, `Upload URL rejected: ${reason}`),
+  uploadUrlInvalid: (reason: string) => new DomainError(HttpStatus.FORBIDDEN, StorageErrorCode.FORBIDDEN, `Upload URL rejected: ${reason}`),
   uploadUrlUsed: () =>
-    new DomainError(
-      HttpStatus.CONFLICT,
-      StorageErrorCode.CONFLICT,
-      'This upload URL has already been used; request a new signed URL',
-    ),
+    new DomainError(HttpStatus.CONFLICT, StorageErrorCode.CONFLICT, 'This upload URL has already been used; request a new signed URL'),
   uploadTargetGone: (itemId: string) =>
     new DomainError(
       HttpStatus.NOT_FOUND,
@@ -56,14 +49,9 @@ export const StorageErrors = {
       `Storage item ${itemId} no longer exists (deleted or purged); request a new signed URL`,
     ),
   /** Nobody reads this answer (the client is gone); it keeps an ordinary abort out of the 500 log. */
-  uploadAborted: () =>
-    new DomainError(HttpStatus.BAD_REQUEST, StorageErrorCode.VALIDATION_ERROR, 'The client closed the connection mid-upload'),
+  uploadAborted: () => new DomainError(HttpStatus.BAD_REQUEST, StorageErrorCode.VALIDATION_ERROR, 'The client closed the connection mid-upload'),
   tooLarge: (limit: number, reason: string) =>
-    new DomainError(
-      HttpStatus.PAYLOAD_TOO_LARGE,
-      StorageErrorCode.PAYLOAD_TOO_LARGE,
-      `The file is larger than ${reason} (${limit} bytes)`,
-    ),
+    new DomainError(HttpStatus.PAYLOAD_TOO_LARGE, StorageErrorCode.PAYLOAD_TOO_LARGE, `The file is larger than ${reason} (${limit} bytes)`),
   /** `requested` more bytes do not fit: `reserved` of `allocation` are used by complete files or reserved by pending ones. */
   allocationExceeded: (usage: AllocationUsage, requested: number) =>
     new DomainError(

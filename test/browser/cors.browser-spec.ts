@@ -83,11 +83,7 @@ describe('Flagstore from a web page on another origin (headless Chromium)', () =
   it('polls the config, reads its ETag and revalidates with If-None-Match to a 304', async () => {
     await createFlag(t, org.key, { key: 'double-xp', value: true });
     const page = await open(allowed);
-    const first = readable(
-      page,
-      'GET /v1/flags/config',
-      await page.request(v1('/flags/config'), { headers: withKey(org.key), cache: 'no-store' }),
-    );
+    const first = readable(page, 'GET /v1/flags/config', await page.request(v1('/flags/config'), { headers: withKey(org.key), cache: 'no-store' }));
     expect(first.status).toBe(200);
     expect(first.body.flags).toEqual([{ key: 'double-xp', type: 'boolean', value: true, runtime: 'shared' }]);
     const etag = first.headers.etag;
@@ -118,7 +114,11 @@ describe('Flagstore from a web page on another origin (headless Chromium)', () =
     const page = await open(allowed);
     const statuses: number[] = [];
     for (let poll = 0; poll < RATE_LIMIT; poll++) {
-      const answer = readable(page, `config poll ${poll + 1}`, await page.request(v1('/flags/config'), { headers: withKey(org.key), cache: 'no-store' }));
+      const answer = readable(
+        page,
+        `config poll ${poll + 1}`,
+        await page.request(v1('/flags/config'), { headers: withKey(org.key), cache: 'no-store' }),
+      );
       statuses.push(answer.status);
     }
     expect(statuses).toEqual(Array(RATE_LIMIT).fill(200));
@@ -154,7 +154,13 @@ describe('Flagstore from a web page on another origin (headless Chromium)', () =
       await page.request(preallocated.body.url, { method: 'PUT', body: { bytes: red.toString('base64'), type: 'image/png' } }),
     );
     expect(put.status).toBe(200);
-    expect(put.body).toMatchObject({ id: preallocated.body.mediaId, kind: 'image', size: red.length, state: 'complete', mediaUrl: preallocated.body.mediaUrl });
+    expect(put.body).toMatchObject({
+      id: preallocated.body.mediaId,
+      kind: 'image',
+      size: red.length,
+      state: 'complete',
+      mediaUrl: preallocated.body.mediaUrl,
+    });
 
     // The upload host's errors reach the page too: the URL was single-use.
     const again = readable(
@@ -166,7 +172,11 @@ describe('Flagstore from a web page on another origin (headless Chromium)', () =
     expect(again.body).toEqual({ error: { code: 'CONFLICT', message: expect.any(String) } });
 
     // Non-allocated: a multipart form with the file and its metadata.
-    const nonAllocated = readable(page, 'GET /v1/storage/signed-url (non-allocated)', await page.request(v1('/storage/signed-url'), { headers: withKey(org.key) }));
+    const nonAllocated = readable(
+      page,
+      'GET /v1/storage/signed-url (non-allocated)',
+      await page.request(v1('/storage/signed-url'), { headers: withKey(org.key) }),
+    );
     expect(nonAllocated.status).toBe(200);
     const posted = readable(
       page,
@@ -177,7 +187,13 @@ describe('Flagstore from a web page on another origin (headless Chromium)', () =
       }),
     );
     expect(posted.status).toBe(201);
-    expect(posted.body).toMatchObject({ kind: 'image', size: blue.length, state: 'complete', metadata: { colour: 'blue' }, mediaUrl: expect.any(String) });
+    expect(posted.body).toMatchObject({
+      kind: 'image',
+      size: blue.length,
+      state: 'complete',
+      metadata: { colour: 'blue' },
+      mediaUrl: expect.any(String),
+    });
     expect(new URL(posted.body.mediaUrl).origin).toBe(new URL(t.config.urls.cdnUrl).origin);
 
     // Drawn with crossOrigin = 'anonymous': the image only loads, and the canvas is only readable, with CORS.
@@ -194,7 +210,11 @@ describe('Flagstore from a web page on another origin (headless Chromium)', () =
 
     const whole = readable(page, 'GET mediaUrl', await page.request(item.mediaUrl, { cache: 'no-store' }));
     expect(whole.status).toBe(200);
-    expect(whole.headers).toMatchObject({ 'content-type': 'image/png', 'content-length': String(png.length), etag: expect.stringMatching(/^"[0-9a-f]{64}"$/) });
+    expect(whole.headers).toMatchObject({
+      'content-type': 'image/png',
+      'content-length': String(png.length),
+      etag: expect.stringMatching(/^"[0-9a-f]{64}"$/),
+    });
 
     const part = readable(page, 'GET mediaUrl with Range', await page.request(item.mediaUrl, { headers: { Range: 'bytes=0-7' }, cache: 'no-store' }));
     expect(part.status).toBe(206);
@@ -207,7 +227,11 @@ describe('Flagstore from a web page on another origin (headless Chromium)', () =
     );
     expect(notModified.status).toBe(304);
 
-    const missing = readable(page, 'GET an unknown file', await page.request(`${t.config.urls.cdnUrl}/c/${org.id}/00000000-0000-4000-8000-000000000000`));
+    const missing = readable(
+      page,
+      'GET an unknown file',
+      await page.request(`${t.config.urls.cdnUrl}/c/${org.id}/00000000-0000-4000-8000-000000000000`),
+    );
     expect(missing.status).toBe(404);
     expect(missing.body).toEqual({ error: { code: 'NOT_FOUND', message: expect.any(String) } });
   });
@@ -219,7 +243,11 @@ describe('Flagstore from a web page on another origin (headless Chromium)', () =
     expectRefused(
       page,
       'POST /v1/flags',
-      await page.request(v1('/flags'), { method: 'POST', headers: withKey(org.key), body: { json: { key: 'intruder', name: 'x', type: 'boolean', value: true } } }),
+      await page.request(v1('/flags'), {
+        method: 'POST',
+        headers: withKey(org.key),
+        body: { json: { key: 'intruder', name: 'x', type: 'boolean', value: true } },
+      }),
     );
     expect((await api(t, org.key).get('/flags').expect(200)).body.results).toEqual([]);
     // Simple requests (no preflight): the answer is sent, but not handed to JavaScript.
@@ -227,8 +255,14 @@ describe('Flagstore from a web page on another origin (headless Chromium)', () =
     expectRefused(page, 'GET /v1/flags without headers', await page.request(v1('/flags')));
 
     // The upload host and the CDN answer every origin.
-    const signed = await api(t, org.key).get(`/storage/signed-url?contentType=image%2Fpng&size=${solidPng(BLUE).length}`).expect(200);
-    const put = readable(page, 'PUT from another origin', await page.request(signed.body.url, { method: 'PUT', body: { bytes: solidPng(BLUE).toString('base64'), type: 'image/png' } }));
+    const signed = await api(t, org.key)
+      .get(`/storage/signed-url?contentType=image%2Fpng&size=${solidPng(BLUE).length}`)
+      .expect(200);
+    const put = readable(
+      page,
+      'PUT from another origin',
+      await page.request(signed.body.url, { method: 'PUT', body: { bytes: solidPng(BLUE).toString('base64'), type: 'image/png' } }),
+    );
     expect(put.status).toBe(200);
     const drawn = pixelOf(page, 'the file drawn on a page of another origin', await page.readPixel(signed.body.mediaUrl));
     expect(drawn.pixel).toEqual(rgba(BLUE));

@@ -118,7 +118,12 @@ describe('OpenFeature web SDK with OFREPWebProvider, from a web page on another 
     // connect is what the wait is for: it makes the provider refetch, by then the EventSource has been seen.)
     const { requests } = await page.recorded();
     const etag = await currentEtag();
-    expect(requests[0]).toMatchObject({ url: `${t.config.urls.publicUrl}/ofrep/v1/evaluate/flags`, ifNoneMatch: null, status: 200, etag: `W/"${etag}"` });
+    expect(requests[0]).toMatchObject({
+      url: `${t.config.urls.publicUrl}/ofrep/v1/evaluate/flags`,
+      ifNoneMatch: null,
+      status: 200,
+      etag: `W/"${etag}"`,
+    });
     expect(requests[0].eventStreams).toEqual([{ type: 'sse', url: expect.stringMatching(STREAM_URL), inactivityDelaySec: 120 }]);
     await page.waitForStreamRefetch(etag, STREAM_DEADLINE_MS);
     expect(page.eventSources()).toEqual([{ method: 'GET', url: requests[0].eventStreams![0].url, resourceType: 'eventsource' }]);
@@ -146,8 +151,18 @@ describe('OpenFeature web SDK with OFREPWebProvider, from a web page on another 
     const bulk = `${t.config.urls.publicUrl}/ofrep/v1/evaluate/flags`;
     expect(requests.map(({ url, ifNoneMatch, status, etag }) => ({ url, ifNoneMatch, status, etag }))).toEqual([
       { url: bulk, ifNoneMatch: null, status: 200, etag: `W/"${before}"` },
-      { url: `${bulk}?flagConfigEtag=${before}&flagConfigLastModified=${lastModifiedOf(requests[1].url)}`, ifNoneMatch: `W/"${before}"`, status: 304, etag: `W/"${before}"` },
-      { url: `${bulk}?flagConfigEtag=${after}&flagConfigLastModified=${lastModifiedOf(requests[2].url)}`, ifNoneMatch: `W/"${before}"`, status: 200, etag: `W/"${after}"` },
+      {
+        url: `${bulk}?flagConfigEtag=${before}&flagConfigLastModified=${lastModifiedOf(requests[1].url)}`,
+        ifNoneMatch: `W/"${before}"`,
+        status: 304,
+        etag: `W/"${before}"`,
+      },
+      {
+        url: `${bulk}?flagConfigEtag=${after}&flagConfigLastModified=${lastModifiedOf(requests[2].url)}`,
+        ifNoneMatch: `W/"${before}"`,
+        status: 200,
+        etag: `W/"${after}"`,
+      },
     ]);
     expect(changes).toHaveLength(1);
     // One stream, never reopened.
@@ -169,7 +184,11 @@ describe('OpenFeature web SDK with OFREPWebProvider, from a web page on another 
   it('authenticates with the X-API-Key header instead: reads the flags and follows the change stream', async () => {
     const { xpRate } = await flags();
     const { page } = await streamingPage({ 'X-API-Key': org.key });
-    expect(await page.readOne('xp-rate', 'number', 0)).toMatchObject({ value: 1.5, reason: 'STATIC', flagMetadata: { type: 'number', runtime: 'shared' } });
+    expect(await page.readOne('xp-rate', 'number', 0)).toMatchObject({
+      value: 1.5,
+      reason: 'STATIC',
+      flagMetadata: { type: 'number', runtime: 'shared' },
+    });
 
     await api(t, org.key).patch(`/flags/${xpRate.id}`).send({ type: 'number', value: 2 }).expect(200);
     const change = await page.waitForChange('xp-rate', 0, STREAM_DEADLINE_MS);

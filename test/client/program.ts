@@ -97,7 +97,13 @@ const GAME_FLAGS: NewFlag[] = [
     key: 'loot-table',
     name: 'Loot table',
     type: 'json',
-    value: { drops: [{ item: 'sword', weight: 2 }, { item: 'shield', weight: 1 }], rare: null },
+    value: {
+      drops: [
+        { item: 'sword', weight: 2 },
+        { item: 'shield', weight: 1 },
+      ],
+      rare: null,
+    },
     runtime: 'server',
   },
 ];

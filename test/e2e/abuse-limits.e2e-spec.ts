@@ -111,7 +111,7 @@ describe('abuse limits', () => {
     });
     afterAll(() => t.close());
 
-    it('refuses an address with 429 and Retry-After after AUTH_FAILURES_PER_MINUTE bad keys, in each surface\'s shape', async () => {
+    it("refuses an address with 429 and Retry-After after AUTH_FAILURES_PER_MINUTE bad keys, in each surface's shape", async () => {
       // This key was used before the flood: it is cached, so the address's budget never stands in its way.
       await request(t.http).get('/v1/flags').set('X-Forwarded-For', '203.0.113.1').set(bearer(org.key)).expect(200);
       const from = (path: string) => request(t.http).get(path).set('X-Forwarded-For', '203.0.113.1');
@@ -120,7 +120,12 @@ describe('abuse limits', () => {
       await from('/v1/storage').set(bearer('not-a-key')).expect(401);
 
       const held = await from('/v1/flags').set(bearer(madeUpKey()));
-      expectApiError(held, 429, 'RATE_LIMITED', /^More than 5 requests a minute from this address had a missing or invalid API key; retry after \d+ s$/);
+      expectApiError(
+        held,
+        429,
+        'RATE_LIMITED',
+        /^More than 5 requests a minute from this address had a missing or invalid API key; retry after \d+ s$/,
+      );
       expect(Number(held.headers['retry-after'])).toBeGreaterThan(0);
       const poll = await from('/v1/flags/config').set(bearer(madeUpKey()));
       expectApiError(poll, 429, 'RATE_LIMITED');

@@ -26,10 +26,7 @@ describe('admin API and API keys', () => {
     const org = await createOrganization(t);
     const response = await admin(t).patch(`/organizations/${org.id}`).send({ storageAllocation: 2048 }).expect(200);
     expect(response.body.storageAllocation).toBe(2048);
-    const missing = await admin(t)
-      .patch('/organizations/00000000-0000-4000-8000-000000000000')
-      .send({ storageAllocation: 1 })
-      .expect(404);
+    const missing = await admin(t).patch('/organizations/00000000-0000-4000-8000-000000000000').send({ storageAllocation: 1 }).expect(404);
     expect(missing.body.message).toMatch(/not found/);
   });
 
@@ -42,10 +39,7 @@ describe('admin API and API keys', () => {
   it('answers 401 to every admin call when ADMIN_TOKEN is unset', async () => {
     const noAdmin = await createTestApp({ ADMIN_TOKEN: '' });
     try {
-      const response = await request(noAdmin.http)
-        .post('/v1/admin/organizations')
-        .set(bearer('anything-at-all-long-enough'))
-        .send({ name: 'x' });
+      const response = await request(noAdmin.http).post('/v1/admin/organizations').set(bearer('anything-at-all-long-enough')).send({ name: 'x' });
       expectApiError(response, 401, 'UNAUTHORIZED', /^A valid admin token is required \(Authorization: Bearer <ADMIN_TOKEN>\)$/);
     } finally {
       await noAdmin.close();
@@ -54,7 +48,10 @@ describe('admin API and API keys', () => {
 
   it('validates bodies with a message naming the field', async () => {
     const org = await createOrganization(t);
-    const longName = await admin(t).post('/organizations').send({ name: 'a\uFE0F'.repeat(101) }).expect(400);
+    const longName = await admin(t)
+      .post('/organizations')
+      .send({ name: 'a\uFE0F'.repeat(101) })
+      .expect(400);
     expect(longName.body.message).toBe('name must be between 1 and 200 characters long');
     const nul = await admin(t).post('/organizations').send({ name: 'a\u0000' }).expect(400);
     expect(nul.body.message).toMatch(/^name must not contain the NUL character/);
@@ -69,7 +66,9 @@ describe('admin API and API keys', () => {
       .send({ name: 'k', permissions: ['FLAGS_READ', 'EVERYTHING'] })
       .expect(400);
     expect(unknown.body.message).toMatch(/permissions/);
-    const badUuid = await admin(t).post('/organizations/not-a-uuid/api-keys').send({ name: 'k', permissions: ['FLAGS_READ'] });
+    const badUuid = await admin(t)
+      .post('/organizations/not-a-uuid/api-keys')
+      .send({ name: 'k', permissions: ['FLAGS_READ'] });
     expect(badUuid.status).toBe(400);
     expect(badUuid.body.message).toMatch(/orgId/);
   });

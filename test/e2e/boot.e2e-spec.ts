@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { freePort } from '../../src/common/free-port';
 import { startService as start, waitForHealth } from '../support/boot-service';
 
-
 describe('booting the service', () => {
   let dataDir: string;
 

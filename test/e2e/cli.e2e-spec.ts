@@ -45,22 +45,17 @@ function runCli(args: string[], env: Record<string, string | undefined>): Promis
   for (const name of Object.keys(childEnv)) if (childEnv[name] === undefined) delete childEnv[name];
   const cli = cliBuild();
   return new Promise((done) => {
-    execFile(
-      process.execPath,
-      [cli, ...args],
-      { cwd: ROOT, env: childEnv, timeout: 60_000 },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
-        const parse = (text: string) => {
-          try {
-            return JSON.parse(text);
-          } catch {
-            return undefined;
-          }
-        };
-        done({ code, stdout, stderr, json: parse(stdout), error: parse(stderr)?.error });
-      },
-    );
+    execFile(process.execPath, [cli, ...args], { cwd: ROOT, env: childEnv, timeout: 60_000 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
+      const parse = (text: string) => {
+        try {
+          return JSON.parse(text);
+        } catch {
+          return undefined;
+        }
+      };
+      done({ code, stdout, stderr, json: parse(stdout), error: parse(stderr)?.error });
+    });
   });
 }
 
@@ -106,10 +101,9 @@ describe('admin CLI', () => {
       key: expect.stringMatching(/^fsk_/),
       createdAt: expect.any(String),
     });
-    const { rows } = await t.db.query(
-      'SELECT key_hash, organization_id, to_jsonb(api_keys)::text AS "wholeRow" FROM api_keys WHERE id = $1',
-      [run.json.id],
-    );
+    const { rows } = await t.db.query('SELECT key_hash, organization_id, to_jsonb(api_keys)::text AS "wholeRow" FROM api_keys WHERE id = $1', [
+      run.json.id,
+    ]);
     expect(rows).toHaveLength(1);
     expect(rows[0].key_hash).toBe(createHash('sha256').update(run.json.key).digest('hex'));
     expect(rows[0].wholeRow).not.toContain(run.json.key.slice('fsk_'.length));

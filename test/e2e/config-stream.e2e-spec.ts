@@ -130,7 +130,11 @@ describe('config change stream', () => {
       const [payload, signature] = url.searchParams.get('token')!.split('.');
       const forged = await stream(t, {}, `?token=${payload}.${signature.slice(1)}A`);
       expect(forged.status).toBe(401);
-      expect(JSON.parse(await forged.body())).toMatchObject({ statusCode: 401, error: 'UNAUTHORIZED', message: expect.stringMatching(/stream token/) });
+      expect(JSON.parse(await forged.body())).toMatchObject({
+        statusCode: 401,
+        error: 'UNAUTHORIZED',
+        message: expect.stringMatching(/stream token/),
+      });
     });
 
     it('ends a revoked key’s open streams, with a retry hint, and refuses its token afterwards', async () => {
@@ -250,7 +254,12 @@ describe('config change stream', () => {
     });
 
     it('counts on this instance alone while the slots cannot be read (the database is away), and keeps serving', async () => {
-      const unavailable = { take: () => Promise.reject(new Error('connection refused')), release: () => Promise.resolve(), renew: () => Promise.resolve(), releaseAll: () => Promise.resolve() };
+      const unavailable = {
+        take: () => Promise.reject(new Error('connection refused')),
+        release: () => Promise.resolve(),
+        renew: () => Promise.resolve(),
+        releaseAll: () => Promise.resolve(),
+      };
       const alone = await createTestApp({}, { overrides: [{ provide: StreamSlots, useValue: unavailable }] });
       try {
         const owner = await createOrganization(alone);

@@ -77,7 +77,9 @@ describe('the contract check', () => {
   it("lets an unknown route answer only 404 with an error body, or the body parser's errors, which come before routing", () => {
     const unsupported = { statusCode: 415, error: 'UNSUPPORTED_MEDIA_TYPE', message: 'Request bodies must be JSON' };
     expect(contract.check(json('DELETE', '/v1/nothing-here', 415, unsupported))).toBeUndefined();
-    expect(contract.check(json('DELETE', '/v1/nothing-here', 409, { ...unsupported, statusCode: 409 }))).toMatch(/no operation in the document matches/);
+    expect(contract.check(json('DELETE', '/v1/nothing-here', 409, { ...unsupported, statusCode: 409 }))).toMatch(
+      /no operation in the document matches/,
+    );
     expect(contract.check(json('GET', '/v1/nothing-here', 404, { statusCode: 404, error: 'NOT_FOUND', message: 'Cannot GET' }))).toBeUndefined();
     expect(contract.check(json('GET', '/v1/nothing-here', 200, { ok: true }))).toMatch(/no operation in the document matches/);
     expect(contract.check(json('GET', '/v1/nothing-here', 404, { ok: true }))).toMatch(/matches none of/);

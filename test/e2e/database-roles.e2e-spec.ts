@@ -69,8 +69,12 @@ describe('the audit log is append-only at the database', () => {
       expect((await service.query('SELECT current_user AS role')).rows[0].role).toBe(TEST_SERVICE_ROLE);
       const { rows } = await service.query('SELECT count(*)::int AS n FROM flag_audit_entries WHERE organization_id = $1', [organizationId]);
       expect(rows[0].n).toBe(1);
-      await expect(service.query(`UPDATE flag_audit_entries SET action = 'flag.update' WHERE organization_id = $1`, [organizationId])).rejects.toThrow(DENIED);
-      await expect(service.query('UPDATE flag_audit_entries SET flag_id = NULL WHERE organization_id = $1', [organizationId])).rejects.toThrow(DENIED);
+      await expect(
+        service.query(`UPDATE flag_audit_entries SET action = 'flag.update' WHERE organization_id = $1`, [organizationId]),
+      ).rejects.toThrow(DENIED);
+      await expect(service.query('UPDATE flag_audit_entries SET flag_id = NULL WHERE organization_id = $1', [organizationId])).rejects.toThrow(
+        DENIED,
+      );
       await expect(service.query('DELETE FROM flag_audit_entries WHERE organization_id = $1', [organizationId])).rejects.toThrow(DENIED);
       await expect(service.query('TRUNCATE flag_audit_entries')).rejects.toThrow(DENIED);
       await expect(service.query('SELECT * FROM flag_audit_entries FOR UPDATE')).rejects.toThrow(DENIED);
@@ -99,7 +103,9 @@ describe('the app as the service role', () => {
   it('connects as the role that owns nothing', async () => {
     const [{ role }] = await t.app.get(DataSource).query('SELECT current_user AS role');
     expect(role).toBe(TEST_SERVICE_ROLE);
-    const { rows } = await t.db.query(`SELECT DISTINCT pg_get_userbyid(relowner) AS owner FROM pg_class WHERE relname IN ('flags', 'flag_audit_entries')`);
+    const { rows } = await t.db.query(
+      `SELECT DISTINCT pg_get_userbyid(relowner) AS owner FROM pg_class WHERE relname IN ('flags', 'flag_audit_entries')`,
+    );
     expect(rows).toEqual([{ owner: TEST_OWNER_ROLE }]);
   });
 
@@ -177,7 +183,10 @@ describe('booting on DATABASE_URL', () => {
       expect(await stopService(running)).toBe(0);
     }
     const role = new URL(process.env.TEST_PG_ADMIN_URL!).username;
-    const warnings = running.output().split('\n').filter((line) => line.includes('connects to PostgreSQL as'));
+    const warnings = running
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('connects to PostgreSQL as'));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain(`The service connects to PostgreSQL as "${role}", a superuser`);
     expect(warnings[0]).toContain('DATABASE_MIGRATION_URL');
@@ -189,7 +198,9 @@ describe('booting on DATABASE_URL', () => {
     const { result, lines } = await boot({ DATABASE_URL: database.ownerUrl });
     await result?.close();
     expect(lines.filter((line) => line.startsWith('warn'))).toEqual([
-      expect.stringContaining(`The service connects to PostgreSQL as "${TEST_OWNER_ROLE}", which owns the tables (api_keys, config_stream_slots, flag_audit_entries`),
+      expect.stringContaining(
+        `The service connects to PostgreSQL as "${TEST_OWNER_ROLE}", which owns the tables (api_keys, config_stream_slots, flag_audit_entries`,
+      ),
     ]);
   });
 
@@ -203,7 +214,12 @@ describe('booting on DATABASE_URL', () => {
     expect(lines.filter((line) => line.startsWith('warn'))).toEqual([]);
     await withClient(database.url, async (service) => {
       const organizationId = await seedAuditEntry(service);
-      await service.query('INSERT INTO flags (organization_id, key, name, type, value) VALUES ($1, $2, $2, $3, $4)', [organizationId, 'k', 'boolean', 'true']);
+      await service.query('INSERT INTO flags (organization_id, key, name, type, value) VALUES ($1, $2, $2, $3, $4)', [
+        organizationId,
+        'k',
+        'boolean',
+        'true',
+      ]);
       await service.query('DELETE FROM flags WHERE organization_id = $1', [organizationId]);
       await expect(service.query('DELETE FROM flag_audit_entries')).rejects.toThrow(DENIED);
     });
@@ -214,7 +230,9 @@ describe('booting on DATABASE_URL', () => {
     const { error } = await boot({ DATABASE_URL: database.url });
     expect(error).toBeInstanceOf(DatabaseSetupError);
     expect((error as Error).message).toMatch(
-      new RegExp(`^Migrating the database as role "${TEST_SERVICE_ROLE}" failed: .+\\. Migrations run as the role that owns the schema: set DATABASE_MIGRATION_URL`),
+      new RegExp(
+        `^Migrating the database as role "${TEST_SERVICE_ROLE}" failed: .+\\. Migrations run as the role that owns the schema: set DATABASE_MIGRATION_URL`,
+      ),
     );
   });
 });

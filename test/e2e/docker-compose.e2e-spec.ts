@@ -1,15 +1,7 @@
 import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig, MIN_SECRET_LENGTH } from '../../src/config/app-config';
-import {
-  allReferences,
-  ComposeService,
-  DOCKER_DIR,
-  environmentOf,
-  readCompose,
-  resolvedEnvironment,
-  upstreamServers,
-} from '../support/docker-files';
+import { allReferences, ComposeService, DOCKER_DIR, environmentOf, readCompose, resolvedEnvironment, upstreamServers } from '../support/docker-files';
 
 /**
  * docker/compose.yml, checked against the service's configuration (src/config/app-config.ts) without a container
@@ -49,7 +41,13 @@ function dependencies(service: ComposeService): Record<string, string> {
 
 function hostOf(url: string): { user: string; password: string; host: string; port: string; path: string } {
   const parsed = new URL(url);
-  return { user: decodeURIComponent(parsed.username), password: decodeURIComponent(parsed.password), host: parsed.hostname, port: parsed.port, path: parsed.pathname };
+  return {
+    user: decodeURIComponent(parsed.username),
+    password: decodeURIComponent(parsed.password),
+    host: parsed.hostname,
+    port: parsed.port,
+    path: parsed.pathname,
+  };
 }
 
 describe('docker/compose.yml', () => {
@@ -157,7 +155,9 @@ describe('docker/compose.yml', () => {
 
     it('points PUBLIC_URL at nginx, on the port it publishes', () => {
       const config = loadConfig(envOf('flagstore-1'));
-      const published = (services.nginx.ports ?? []).map((mapping) => mapping.replace(/\$\{FLAGSTORE_HTTP_PORT:-(\d+)\}/, (_, port: string) => variables.FLAGSTORE_HTTP_PORT ?? port));
+      const published = (services.nginx.ports ?? []).map((mapping) =>
+        mapping.replace(/\$\{FLAGSTORE_HTTP_PORT:-(\d+)\}/, (_, port: string) => variables.FLAGSTORE_HTTP_PORT ?? port),
+      );
       expect(published).toHaveLength(1);
       const [hostPort, containerPort] = published[0].split(':');
       expect(containerPort).toBe('80');

@@ -20,7 +20,10 @@ interface PackageJson {
   devDependencies: Record<string, string>;
 }
 const packageJson = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as PackageJson;
-const lockfile = JSON.parse(readFileSync(join(REPO, 'package-lock.json'), 'utf8')) as { name: string; packages: Record<string, Partial<PackageJson>> };
+const lockfile = JSON.parse(readFileSync(join(REPO, 'package-lock.json'), 'utf8')) as {
+  name: string;
+  packages: Record<string, Partial<PackageJson>>;
+};
 /** The service's entry point, which `npm start` builds and `npm run start:prod` runs compiled. */
 const ENTRY_POINT = 'src/main.ts';
 const { stages } = readDockerfile();
@@ -68,7 +71,7 @@ async function probe(command: string[], status: number, env: Record<string, stri
   const [program, ...args] = command.map((part) => part.replace(/127\.0\.0\.1:3000\b/, `127.0.0.1:${port}`));
   const code = await new Promise<number>((resolve) => {
     execFile(program === 'node' ? process.execPath : program, args, { env: { ...process.env, PORT: String(port), ...env } }, (error) =>
-      resolve(error ? ((error as NodeJS.ErrnoException & { code?: number }).code as unknown as number) ?? 1 : 0),
+      resolve(error ? (((error as NodeJS.ErrnoException & { code?: number }).code as unknown as number) ?? 1) : 0),
     );
   });
   server.close();
@@ -86,8 +89,13 @@ describe('docker/Dockerfile', () => {
     expect(lockfile.packages[''].dependencies).toEqual(packageJson.dependencies);
     expect(lockfile.packages[''].devDependencies).toEqual(packageJson.devDependencies);
     // Whatever `npm run build` compiles is copied into the build stage, and not kept out by .dockerignore.
-    const ignored = readFileSync(join(REPO, '.dockerignore'), 'utf8').split('\n').map((line) => line.trim()).filter((line) => line && !line.startsWith('#'));
-    const copied = all(build, 'COPY').filter((args) => !args.startsWith('--from')).flatMap((args) => args.split(' ').slice(0, -1));
+    const ignored = readFileSync(join(REPO, '.dockerignore'), 'utf8')
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line && !line.startsWith('#'));
+    const copied = all(build, 'COPY')
+      .filter((args) => !args.startsWith('--from'))
+      .flatMap((args) => args.split(' ').slice(0, -1));
     for (const path of copied) {
       expect(existsSync(join(REPO, path))).toBe(true);
       expect(ignored).not.toContain(path);
@@ -132,7 +140,9 @@ describe('docker/Dockerfile', () => {
     const built = posix.join(workdirOf(build), emitted!);
     // ...a COPY --from=build takes it into the runtime, and CMD runs that file from the runtime's WORKDIR.
     const landed = copiesOf(runtime).flatMap(({ from, sources, destination }) =>
-      from === build.name ? sources.filter((source) => built.startsWith(`${source}/`)).map((source) => posix.join(destination, built.slice(source.length))) : [],
+      from === build.name
+        ? sources.filter((source) => built.startsWith(`${source}/`)).map((source) => posix.join(destination, built.slice(source.length)))
+        : [],
     );
     expect(landed).toEqual([posix.resolve(workdirOf(runtime), script)]);
   });

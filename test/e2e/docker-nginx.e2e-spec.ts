@@ -65,12 +65,22 @@ interface Reply {
 
 function call(port: number, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const outgoing = httpRequest({ host: '127.0.0.1', port, method, path, headers: { ...headers, ...(body !== undefined ? { 'Content-Length': String(Buffer.byteLength(body)) } : {}) }, agent: false }, (incoming) => {
-      let text = '';
-      incoming.setEncoding('utf8');
-      incoming.on('data', (chunk: string) => (text += chunk));
-      incoming.on('end', () => resolve({ status: incoming.statusCode!, body: text, headers: incoming.headers }));
-    });
+    const outgoing = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        headers: { ...headers, ...(body !== undefined ? { 'Content-Length': String(Buffer.byteLength(body)) } : {}) },
+        agent: false,
+      },
+      (incoming) => {
+        let text = '';
+        incoming.setEncoding('utf8');
+        incoming.on('data', (chunk: string) => (text += chunk));
+        incoming.on('end', () => resolve({ status: incoming.statusCode!, body: text, headers: incoming.headers }));
+      },
+    );
     outgoing.on('error', reject);
     outgoing.end(body);
   });
@@ -214,7 +224,8 @@ describeWithBinaries('docker/nginx.conf (nginx -t and requests through it)', { n
     };
     await startNginx();
     const replies: Reply[] = [];
-    while (a.seen.length === 0 && replies.length < 4) replies.push(await call(port, 'POST', '/v1/flags', { 'Content-Type': 'application/json' }, '{"key":"k"}'));
+    while (a.seen.length === 0 && replies.length < 4)
+      replies.push(await call(port, 'POST', '/v1/flags', { 'Content-Type': 'application/json' }, '{"key":"k"}'));
     expect(a.seen).toHaveLength(1);
     expect(replies.map((reply) => reply.body)).toContain('a 503\n');
     // Each POST reached exactly one instance.
@@ -248,7 +259,14 @@ describeWithBinaries('docker/nginx.conf (nginx -t and requests through it)', { n
     const first = Buffer.alloc(256 * 1024, 1);
     const reply = new Promise<number>((resolve, reject) => {
       const outgoing = httpRequest(
-        { host: '127.0.0.1', port, method: 'PUT', path: '/upload/org/item?expires=1&signature=s3cr3t-signature', headers: { 'Content-Type': 'image/png', 'Content-Length': String(MAX_UPLOAD_BYTES) }, agent: false },
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'PUT',
+          path: '/upload/org/item?expires=1&signature=s3cr3t-signature',
+          headers: { 'Content-Type': 'image/png', 'Content-Length': String(MAX_UPLOAD_BYTES) },
+          agent: false,
+        },
         (incoming) => {
           incoming.resume();
           resolve(incoming.statusCode!);
@@ -258,7 +276,10 @@ describeWithBinaries('docker/nginx.conf (nginx -t and requests through it)', { n
       outgoing.on('error', reject);
       outgoing.write(first);
       // Not ended: a buffering proxy would pass nothing on until the whole body had arrived.
-      void eventually(() => [...a.seen, ...b.seen].some((seen) => seen.received >= first.length), { intervalMs: 10, what: 'the first 256 KB at an instance' }).then(
+      void eventually(() => [...a.seen, ...b.seen].some((seen) => seen.received >= first.length), {
+        intervalMs: 10,
+        what: 'the first 256 KB at an instance',
+      }).then(
         () => answer!(),
         (error: unknown) => {
           outgoing.destroy();

@@ -28,7 +28,13 @@ function isPasswordOf(stored: string, role: string, password: string): boolean {
     const expectedServer = createHmac('sha256', salted).update('Server Key').digest();
     return timingSafeEqual(expectedStored, Buffer.from(storedKey, 'base64')) && timingSafeEqual(expectedServer, Buffer.from(serverKey, 'base64'));
   }
-  if (stored.startsWith('md5')) return stored === `md5${createHash('md5').update(password + role).digest('hex')}`;
+  if (stored.startsWith('md5'))
+    return (
+      stored ===
+      `md5${createHash('md5')
+        .update(password + role)
+        .digest('hex')}`
+    );
   throw new Error(`unknown password format for ${role}: ${stored.slice(0, 16)}…`);
 }
 
@@ -56,12 +62,26 @@ describeWithBinaries('docker/postgres-init.sh on a real PostgreSQL', { postgres:
     const client = new Client({ connectionString: server.url });
     await client.connect();
     try {
-      const roles = await client.query<{ rolname: string; rolsuper: boolean; rolcreaterole: boolean; rolcreatedb: boolean; rolcanlogin: boolean; has_password: boolean }>(
+      const roles = await client.query<{
+        rolname: string;
+        rolsuper: boolean;
+        rolcreaterole: boolean;
+        rolcreatedb: boolean;
+        rolcanlogin: boolean;
+        has_password: boolean;
+      }>(
         `SELECT rolname, rolsuper, rolcreaterole, rolcreatedb, rolcanlogin, rolpassword IS NOT NULL AS has_password
            FROM pg_authid WHERE rolname LIKE 'flagstore%' ORDER BY rolname`,
       );
       expect(roles.rows).toEqual(
-        ['flagstore_owner', 'flagstore_service'].map((rolname) => ({ rolname, rolsuper: false, rolcreaterole: false, rolcreatedb: false, rolcanlogin: true, has_password: true })),
+        ['flagstore_owner', 'flagstore_service'].map((rolname) => ({
+          rolname,
+          rolsuper: false,
+          rolcreaterole: false,
+          rolcreatedb: false,
+          rolcanlogin: true,
+          has_password: true,
+        })),
       );
       const owner = await client.query<{ owner: string }>(`SELECT pg_get_userbyid(datdba) AS owner FROM pg_database WHERE datname = 'flagstore'`);
       expect(owner.rows).toEqual([{ owner: 'flagstore_owner' }]);

@@ -82,7 +82,9 @@ describe('audit filters and export', () => {
     const written = await insertEntries(fixture);
     for (const combination of combinations) {
       const query = Object.fromEntries(combination.map((name) => [name, filters[name]]));
-      const response = await api(t, org.key).get(`/flags/audit?${new URLSearchParams({ ...query, limit: '100' })}`).expect(200);
+      const response = await api(t, org.key)
+        .get(`/flags/audit?${new URLSearchParams({ ...query, limit: '100' })}`)
+        .expect(200);
       const expected = newestFirst(written.filter((entry) => matches(entry, query)));
       expect({ combination, ids: response.body.results.map((entry: { id: string }) => entry.id) }).toEqual({ combination, ids: expected });
       expect(response.body.total).toBe(expected.length);
@@ -203,7 +205,12 @@ describe('audit filters and export', () => {
       try {
         await new Promise<void>((resolve, reject) => {
           const address = t.http.address() as { port: number };
-          const call = httpRequest({ host: '127.0.0.1', port: address.port, path: '/v1/flags/audit/export?format=ndjson&flagKey=bulk', headers: bearer(org.key) });
+          const call = httpRequest({
+            host: '127.0.0.1',
+            port: address.port,
+            path: '/v1/flags/audit/export?format=ndjson&flagKey=bulk',
+            headers: bearer(org.key),
+          });
           call.on('response', (response) => {
             expect(response.statusCode).toBe(200);
             response.setEncoding('utf8');

@@ -140,9 +140,7 @@ describe('flag audit log', () => {
       /append-only/,
     );
     // Detaching a live flag's history is refused; only the flag's deletion clears flag_id.
-    await expect(t.db.query('UPDATE flag_audit_entries SET flag_id = NULL WHERE organization_id = $1', [org.id])).rejects.toThrow(
-      /append-only/,
-    );
+    await expect(t.db.query('UPDATE flag_audit_entries SET flag_id = NULL WHERE organization_id = $1', [org.id])).rejects.toThrow(/append-only/);
     await expect(t.db.query('DELETE FROM flag_audit_entries WHERE organization_id = $1', [org.id])).rejects.toThrow(/append-only/);
     await api(t, org.key).delete(`/flags/${flag.id}`).expect(204);
     const { rows } = await t.db.query('SELECT flag_id FROM flag_audit_entries WHERE organization_id = $1', [org.id]);
@@ -160,7 +158,9 @@ describe('flag audit log', () => {
     await t.db.query(`CREATE TRIGGER test_refuse_audit BEFORE INSERT ON flag_audit_entries
       FOR EACH ROW EXECUTE FUNCTION test_refuse_audit()`);
     try {
-      const create = await api(t, org.key).post('/flags').send(flagBody({ key: 'doomed' }));
+      const create = await api(t, org.key)
+        .post('/flags')
+        .send(flagBody({ key: 'doomed' }));
       expect(create.status).toBe(500);
       expect(create.body).toEqual({ statusCode: 500, error: 'INTERNAL_ERROR', message: 'Internal server error' });
       const { rows } = await t.db.query(`SELECT count(*)::int AS n FROM flags WHERE key = 'doomed'`);
@@ -175,10 +175,7 @@ describe('flag audit log', () => {
     await api(t, org.key).patch(`/flags/${flag.id}`).send({ archived: true }).expect(200);
     await api(t, org.key).patch(`/flags/${flag.id}`).send({ type: 'boolean', value: true }).expect(409);
     await api(t, org.key).delete(`/flags/${flag.id}`).expect(204);
-    const { rows } = await t.db.query(
-      `SELECT action FROM flag_audit_entries WHERE organization_id = $1 ORDER BY created_at, id`,
-      [org.id],
-    );
+    const { rows } = await t.db.query(`SELECT action FROM flag_audit_entries WHERE organization_id = $1 ORDER BY created_at, id`, [org.id]);
     expect(rows.map((row: { action: string }) => row.action)).toEqual(['flag.create', 'flag.value.set', 'flag.archive', 'flag.delete']);
   });
 });

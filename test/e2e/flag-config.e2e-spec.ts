@@ -197,7 +197,9 @@ describeWithBinaries('GET /flags/config rate limit across instances on one Redis
     const org = await createOrganization(one);
     const statuses: number[] = [];
     for (let i = 0; i < 10; i++) {
-      const response = await request((i % 2 ? two : one).http).get('/v1/flags/config').set(bearer(org.key));
+      const response = await request((i % 2 ? two : one).http)
+        .get('/v1/flags/config')
+        .set(bearer(org.key));
       statuses.push(response.status);
       if (response.status === 429) expect(Number(response.headers['retry-after'])).toBeGreaterThanOrEqual(55);
     }

@@ -19,7 +19,10 @@ describe('flag allowance, locking and races', () => {
 
   it('refuses the sixth flag without a subscription with 409 and a message', async () => {
     await createFlags(5);
-    const response = await api(t, org.key).post('/flags').send(flagBody({ key: 'sixth' })).expect(409);
+    const response = await api(t, org.key)
+      .post('/flags')
+      .send(flagBody({ key: 'sixth' }))
+      .expect(409);
     expect(response.body).toEqual({ statusCode: 409, error: 'ALLOWANCE_REACHED', message: expect.stringMatching(/allowance/i) });
     const { rows } = await t.db.query('SELECT count(*)::int AS n FROM flags WHERE organization_id = $1', [org.id]);
     expect(rows[0].n).toBe(5);
@@ -28,7 +31,10 @@ describe('flag allowance, locking and races', () => {
   it('counts archived flags against the allowance', async () => {
     const flags = await createFlags(5);
     await api(t, org.key).patch(`/flags/${flags[0].id}`).send({ archived: true }).expect(200);
-    await api(t, org.key).post('/flags').send(flagBody({ key: 'sixth' })).expect(409);
+    await api(t, org.key)
+      .post('/flags')
+      .send(flagBody({ key: 'sixth' }))
+      .expect(409);
     const quota = await api(t, org.key).get('/flags/quota').expect(200);
     expect(quota.body).toEqual({ max: 5, used: 5, subscribed: false, locked: 0 });
   });
@@ -44,7 +50,10 @@ describe('flag allowance, locking and races', () => {
   it('stops at 50 flags with a subscription', async () => {
     await subscribe(t, org.id);
     await createFlags(50);
-    const response = await api(t, org.key).post('/flags').send(flagBody({ key: 'fifty-one' })).expect(409);
+    const response = await api(t, org.key)
+      .post('/flags')
+      .send(flagBody({ key: 'fifty-one' }))
+      .expect(409);
     expect(response.body.error).toBe('ALLOWANCE_REACHED');
   });
 
@@ -104,7 +113,11 @@ describe('flag allowance, locking and races', () => {
 
   it('lets exactly the allowance through when creates race for the last slots', async () => {
     await createFlags(2);
-    const attempts = Array.from({ length: 12 }, (_, i) => api(t, org.key).post('/flags').send(flagBody({ key: `race-${i}` })));
+    const attempts = Array.from({ length: 12 }, (_, i) =>
+      api(t, org.key)
+        .post('/flags')
+        .send(flagBody({ key: `race-${i}` })),
+    );
     const statuses = (await Promise.all(attempts)).map((response) => response.status);
     expect(statuses.filter((status) => status === 201)).toHaveLength(3);
     expect(statuses.filter((status) => status === 409)).toHaveLength(9);
@@ -114,16 +127,19 @@ describe('flag allowance, locking and races', () => {
 
   it('gives one 201 and one 409 when two creates race for one key', async () => {
     const [first, second] = await Promise.all([
-      api(t, org.key).post('/flags').send(flagBody({ key: 'same', value: true })),
-      api(t, org.key).post('/flags').send(flagBody({ key: 'same', value: false })),
+      api(t, org.key)
+        .post('/flags')
+        .send(flagBody({ key: 'same', value: true })),
+      api(t, org.key)
+        .post('/flags')
+        .send(flagBody({ key: 'same', value: false })),
     ]);
     expect([first.status, second.status].sort()).toEqual([201, 409]);
     const loser = first.status === 409 ? first : second;
     expect(loser.body.error).toBe('FLAG_KEY_TAKEN');
-    const { rows } = await t.db.query(
-      `SELECT count(*)::int AS n FROM flag_audit_entries WHERE organization_id = $1 AND action = 'flag.create'`,
-      [org.id],
-    );
+    const { rows } = await t.db.query(`SELECT count(*)::int AS n FROM flag_audit_entries WHERE organization_id = $1 AND action = 'flag.create'`, [
+      org.id,
+    ]);
     expect(rows[0].n).toBe(1);
   });
 });

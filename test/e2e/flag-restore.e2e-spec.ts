@@ -75,7 +75,11 @@ describe('restoring a flag from its audit log', () => {
     const [theirEntry] = (await api(t, other.key).get(`/flags/audit?flagId=${theirs.id}`).expect(200)).body.results as Entry[];
     const before = await storedFlagVersion(t, flag.id);
 
-    const answers = [await restore(flag.id, siblingEntry.id), await restore(flag.id, theirEntry.id), await restore(flag.id, '00000000-0000-4000-8000-000000000000')];
+    const answers = [
+      await restore(flag.id, siblingEntry.id),
+      await restore(flag.id, theirEntry.id),
+      await restore(flag.id, '00000000-0000-4000-8000-000000000000'),
+    ];
     for (const [index, answer] of answers.entries()) {
       expectApiError(answer, 400, 'AUDIT_ENTRY_NOT_RESTORABLE', /is not an entry of this flag with an after state/);
       expect(JSON.stringify(answer.body)).not.toMatch(/secret|theirs|sibling/);
@@ -114,7 +118,9 @@ describe('restoring a flag from its audit log', () => {
     await patch(flag.id, { archived: true });
     await patch(flag.id, { archived: false, type: 'boolean', value: false });
     await patch(flag.id, { archived: true });
-    const archivedWithTrue = (await audit(flag.id)).find((entry) => entry.action === 'flag.archive' && (entry.after as { value: boolean }).value === true)!;
+    const archivedWithTrue = (await audit(flag.id)).find(
+      (entry) => entry.action === 'flag.archive' && (entry.after as { value: boolean }).value === true,
+    )!;
     expectApiError(await restore(flag.id, archivedWithTrue.id), 409, 'ARCHIVED_FLAG_VALUE');
   });
 

@@ -31,7 +31,8 @@ describe('scheduled flag changes', () => {
   /** One tick of the scheduler of `app`, as its timer would run it at the clock's time. */
   const tick = (app: TestApp = t) => app.app.get(FlagScheduler).tick();
   const schedule = (flagId: string, body: object, key = org.key) => api(t, key).post(`/flags/${flagId}/schedules`).send(body);
-  const flagOf = async (flagId: string) => (await api(t, org.key).get(`/flags/${flagId}`).expect(200)).body as { value: unknown; name: string; archived: boolean };
+  const flagOf = async (flagId: string) =>
+    (await api(t, org.key).get(`/flags/${flagId}`).expect(200)).body as { value: unknown; name: string; archived: boolean };
   const schedulesOf = async (flagId: string) => (await api(t, org.key).get(`/flags/${flagId}/schedules`).expect(200)).body;
   const auditOf = async (flagId: string) => (await api(t, org.key).get(`/flags/audit?flagId=${flagId}`).expect(200)).body.results;
   const stateOf = async (scheduleId: string) =>
@@ -250,8 +251,7 @@ describe('scheduled flag changes', () => {
         // Both instances run at once, as their ticks would.
         const [first, other] = await Promise.all([t.app.get(FlagScheduler).runDue(), second.app.get(FlagScheduler).runDue()]);
         await eventually(
-          async () =>
-            (await t.db.query(`SELECT 1 FROM flag_schedules WHERE organization_id = $1 AND state = 'pending'`, [org.id])).rowCount === 0,
+          async () => (await t.db.query(`SELECT 1 FROM flag_schedules WHERE organization_id = $1 AND state = 'pending'`, [org.id])).rowCount === 0,
           { timeoutMs: 10_000 },
         );
         expect(first.length + other.length).toBeLessThanOrEqual(40);
@@ -272,8 +272,14 @@ describe('scheduled flag changes', () => {
       const down = new FakeClock(clock.now());
       const first = await createTestApp({}, { sameDatabaseAs: t, clock: down });
       const flag = await createFlag(first, org.key, { key: 'weekend', type: 'string', value: 'normal' });
-      await api(first, org.key).post(`/flags/${flag.id}/schedules`).send({ at: inHours(10), change: { type: 'string', value: 'double' } }).expect(201);
-      await api(first, org.key).post(`/flags/${flag.id}/schedules`).send({ at: inHours(20), change: { type: 'string', value: 'normal again' } }).expect(201);
+      await api(first, org.key)
+        .post(`/flags/${flag.id}/schedules`)
+        .send({ at: inHours(10), change: { type: 'string', value: 'double' } })
+        .expect(201);
+      await api(first, org.key)
+        .post(`/flags/${flag.id}/schedules`)
+        .send({ at: inHours(20), change: { type: 'string', value: 'normal again' } })
+        .expect(201);
       await first.close();
 
       const back = new FakeClock(clock.now() + 30 * HOUR);

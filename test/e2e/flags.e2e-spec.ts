@@ -13,10 +13,7 @@ describe('flags API', () => {
 
   describe('POST /flags', () => {
     it('creates a flag with defaults and answers the management view', async () => {
-      const response = await api(t, org.key)
-        .post('/flags')
-        .send({ key: 'double-xp', name: 'Double XP', type: 'boolean', value: false })
-        .expect(201);
+      const response = await api(t, org.key).post('/flags').send({ key: 'double-xp', name: 'Double XP', type: 'boolean', value: false }).expect(201);
       expect(response.body).toEqual({
         id: expect.stringMatching(/^[0-9a-f-]{36}$/),
         key: 'double-xp',
@@ -30,9 +27,7 @@ describe('flags API', () => {
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
       });
-      const { rows } = await t.db.query('SELECT key, value, runtime, organization_id FROM flags WHERE id = $1', [
-        response.body.id,
-      ]);
+      const { rows } = await t.db.query('SELECT key, value, runtime, organization_id FROM flags WHERE id = $1', [response.body.id]);
       expect(rows).toEqual([{ key: 'double-xp', value: false, runtime: 'shared', organization_id: org.id }]);
     });
 
@@ -86,7 +81,11 @@ describe('flags API', () => {
       ['a NUL in a string value', { type: 'string', value: 'v\u0000' }, /^value must not contain the NUL character/],
       ['a NUL in a JSON value', { type: 'json', value: { list: ['\u0000'] } }, /^value\.list\[0\] must not contain/],
       ['a NUL in a JSON key', { type: 'json', value: { ['k\u0000']: 1 } }, /^value\.k\\u0000 \(a key\) must not contain/],
-      ['a value nested 3000 levels deep', { type: 'json', value: JSON.parse('['.repeat(3000) + ']'.repeat(3000)) }, /^value(\[0\])+ nests deeper than 32 levels/],
+      [
+        'a value nested 3000 levels deep',
+        { type: 'json', value: JSON.parse('['.repeat(3000) + ']'.repeat(3000)) },
+        /^value(\[0\])+ nests deeper than 32 levels/,
+      ],
     ])('rejects %s with 400 naming the field', async (_case, override, message) => {
       const body = { ...flagBody({ key: 'valid-key' }), ...override };
       const response = await api(t, org.key).post('/flags').send(body).expect(400);
@@ -96,7 +95,10 @@ describe('flags API', () => {
     });
 
     it('accepts a value of exactly 4 KB and exactly 4 levels', async () => {
-      await api(t, org.key).post('/flags').send(flagBody({ key: 'big', type: 'string', value: 'x'.repeat(4094) })).expect(201);
+      await api(t, org.key)
+        .post('/flags')
+        .send(flagBody({ key: 'big', type: 'string', value: 'x'.repeat(4094) }))
+        .expect(201);
       await api(t, org.key)
         .post('/flags')
         .send(flagBody({ key: 'deep', type: 'json', value: { a: { b: { c: { d: 1 } } } } }))
@@ -110,10 +112,16 @@ describe('flags API', () => {
 
     it('answers 409 with a message when the key is taken, archived keys included', async () => {
       const flag = await createFlag(t, org.key, { key: 'taken' });
-      const taken = await api(t, org.key).post('/flags').send(flagBody({ key: 'taken' })).expect(409);
+      const taken = await api(t, org.key)
+        .post('/flags')
+        .send(flagBody({ key: 'taken' }))
+        .expect(409);
       expect(taken.body).toEqual({ statusCode: 409, error: 'FLAG_KEY_TAKEN', message: expect.stringMatching(/already exists/) });
       await api(t, org.key).patch(`/flags/${flag.id}`).send({ archived: true }).expect(200);
-      const archived = await api(t, org.key).post('/flags').send(flagBody({ key: 'taken' })).expect(409);
+      const archived = await api(t, org.key)
+        .post('/flags')
+        .send(flagBody({ key: 'taken' }))
+        .expect(409);
       expect(archived.body.message).toMatch(/already exists/);
     });
 
@@ -124,9 +132,15 @@ describe('flags API', () => {
     });
 
     it('answers 401 without a key and 403 for a key lacking FLAGS_WRITE', async () => {
-      await request(t.http).post('/v1/flags').send(flagBody({ key: 'x' })).expect(401);
+      await request(t.http)
+        .post('/v1/flags')
+        .send(flagBody({ key: 'x' }))
+        .expect(401);
       const reader = await createApiKey(t, org.id, [Permission.FLAGS_READ]);
-      const response = await api(t, reader.key).post('/flags').send(flagBody({ key: 'x' })).expect(403);
+      const response = await api(t, reader.key)
+        .post('/flags')
+        .send(flagBody({ key: 'x' }))
+        .expect(403);
       expect(response.body.message).toMatch(/FLAGS_WRITE/);
     });
   });
@@ -163,7 +177,9 @@ describe('flags API', () => {
       const boost = await api(t, org.key).get('/flags?search=BoOsT').expect(200);
       expect(boost.body.results.map((flag: { key: string }) => flag.key).sort()).toEqual(['loot-boost', 'xp']);
       expect(boost.body.total).toBe(2);
-      const percent = await api(t, org.key).get(`/flags?search=${encodeURIComponent('0%')}`).expect(200);
+      const percent = await api(t, org.key)
+        .get(`/flags?search=${encodeURIComponent('0%')}`)
+        .expect(200);
       expect(percent.body.results.map((flag: { key: string }) => flag.key)).toEqual(['with_underscore']);
       const underscore = await api(t, org.key).get('/flags?search=h_u').expect(200);
       expect(underscore.body.results.map((flag: { key: string }) => flag.key)).toEqual(['with_underscore']);
@@ -259,10 +275,7 @@ describe('flags API', () => {
 
     it('changes type and value together, and runtime', async () => {
       const flag = await createFlag(t, org.key, { key: 'k' });
-      const response = await api(t, org.key)
-        .patch(`/flags/${flag.id}`)
-        .send({ type: 'number', value: 3, runtime: 'server' })
-        .expect(200);
+      const response = await api(t, org.key).patch(`/flags/${flag.id}`).send({ type: 'number', value: 3, runtime: 'server' }).expect(200);
       expect(response.body).toMatchObject({ type: 'number', value: 3, runtime: 'server' });
     });
 
@@ -294,10 +307,7 @@ describe('flags API', () => {
       await api(t, org.key).patch(`/flags/${flag.id}`).send({ type: 'boolean', value: true }).expect(200);
       // Renaming an archived flag is fine.
       await api(t, org.key).patch(`/flags/${flag.id}`).send({ name: 'Still archived' }).expect(200);
-      const restored = await api(t, org.key)
-        .patch(`/flags/${flag.id}`)
-        .send({ archived: false, type: 'boolean', value: false })
-        .expect(200);
+      const restored = await api(t, org.key).patch(`/flags/${flag.id}`).send({ archived: false, type: 'boolean', value: false }).expect(200);
       expect(restored.body).toMatchObject({ archived: false, value: false });
     });
 

@@ -53,11 +53,7 @@ const nastyString = fc.oneof(
   ),
 );
 
-const nastyNumber = fc.oneof(
-  fc.integer(),
-  fc.double(),
-  fc.constantFrom(Number.MAX_SAFE_INTEGER + 2, 1e308, -1e308, 2 ** 63, 0.1, -0),
-);
+const nastyNumber = fc.oneof(fc.integer(), fc.double(), fc.constantFrom(Number.MAX_SAFE_INTEGER + 2, 1e308, -1e308, 2 ** 63, 0.1, -0));
 
 /** JSON with nasty leaves, sometimes nested far past any limit. */
 const nastyJson: fc.Arbitrary<unknown> = fc.oneof(
@@ -112,7 +108,21 @@ const body = fc.oneof(
   fc.constant({ kind: 'none' as const }),
 );
 
-const QUERY_NAMES = ['page', 'limit', 'search', 'includeArchived', 'flagId', 'contentType', 'size', 'metadata', 'kind', 'signature', 'expires', 'nonce', 'dryRun'];
+const QUERY_NAMES = [
+  'page',
+  'limit',
+  'search',
+  'includeArchived',
+  'flagId',
+  'contentType',
+  'size',
+  'metadata',
+  'kind',
+  'signature',
+  'expires',
+  'nonce',
+  'dryRun',
+];
 const query = fc.dictionary(fc.oneof(fc.constantFrom(...QUERY_NAMES), nastyString), fc.oneof(nastyString, nastyNumber.map(String)), { maxKeys: 4 });
 
 const headers = fc.record(
@@ -175,7 +185,10 @@ describe('fuzzing every route', () => {
     const pathValue = fc.oneof(nastyString, fc.uuid(), fc.constantFrom('x', '..', '%2e%2e', '%E0%A4%A'));
     const requestArbitrary = fc.record({
       route: fc.constantFrom(...routes),
-      params: fc.dictionary(fc.constantFrom('orgId', 'organizationId', 'keyId', 'subscriptionId', 'flagId', 'fileId', 'mediaId'), fc.oneof(pathValue, fc.nat())),
+      params: fc.dictionary(
+        fc.constantFrom('orgId', 'organizationId', 'keyId', 'subscriptionId', 'flagId', 'fileId', 'mediaId'),
+        fc.oneof(pathValue, fc.nat()),
+      ),
       useSignedUpload: fc.boolean(),
       query,
       headers,

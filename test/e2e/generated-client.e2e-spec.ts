@@ -40,7 +40,17 @@ interface UploadRun {
   uploaded: { id: string; kind: string; size: number; state: string; metadata: unknown; mediaUrl: string };
 }
 interface ProgramResult {
-  flags: { key: string; type: string; id: string; createdStatus: number; created: FlagView; readStatus: number; read: FlagView; patchedStatus: number; patched: FlagView }[];
+  flags: {
+    key: string;
+    type: string;
+    id: string;
+    createdStatus: number;
+    created: FlagView;
+    readStatus: number;
+    read: FlagView;
+    patchedStatus: number;
+    patched: FlagView;
+  }[];
   list: { status: number; total: number; keys: string[]; quota: unknown; room: number };
   config: {
     status: number;
@@ -52,7 +62,20 @@ interface ProgramResult {
     relayable: string[];
     notModifiedStatus: number;
   };
-  audit: { status: number; total: number; entries: { flagId: string | null; flagKey: string | null; actorType: string; actorId: string | null; action: string; before: unknown; after: unknown }[]; changes: string[] };
+  audit: {
+    status: number;
+    total: number;
+    entries: {
+      flagId: string | null;
+      flagKey: string | null;
+      actorType: string;
+      actorId: string | null;
+      action: string;
+      before: unknown;
+      after: unknown;
+    }[];
+    changes: string[];
+  };
   storage: {
     preallocated: UploadRun;
     form: UploadRun;
@@ -134,7 +157,13 @@ describe('a client generated from the OpenAPI document', () => {
     expect(byKey['xp-multiplier'].created).toMatchObject({ value: 1.5, runtime: 'server' });
     expect(byKey['xp-multiplier'].patched).toMatchObject({ value: 2, runtime: 'server' });
     expect(byKey['loot-table'].created).toMatchObject({
-      value: { drops: [{ item: 'sword', weight: 2 }, { item: 'shield', weight: 1 }], rare: null },
+      value: {
+        drops: [
+          { item: 'sword', weight: 2 },
+          { item: 'shield', weight: 1 },
+        ],
+        rare: null,
+      },
       runtime: 'server',
     });
     expect(byKey['loot-table'].patched).toMatchObject({ value: ['sword', { item: 'crown', weight: 0.5 }], runtime: 'shared' });

@@ -83,7 +83,10 @@ describe('HTTP timeouts', () => {
     await eventually(async () => (await temporaryFiles(t)).length === 0, { timeoutMs: 5_000 });
     await eventually(async () => (await failures()) === before + 1, { timeoutMs: 5_000 });
 
-    const retried = await request(t.http).put(new URL(signed.url).pathname + new URL(signed.url).search).set('Content-Type', 'image/png').send(body);
+    const retried = await request(t.http)
+      .put(new URL(signed.url).pathname + new URL(signed.url).search)
+      .set('Content-Type', 'image/png')
+      .send(body);
     expect(retried.status).toBe(200);
   });
 
@@ -92,7 +95,9 @@ describe('HTTP timeouts', () => {
     const signed = await signedUrl(t, org);
     const boundary = 'flagstore-timeout-boundary';
     const upload = rawRequest(t, 'POST', signed.url, { 'Content-Type': `multipart/form-data; boundary=${boundary}` });
-    await upload.write(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="x.bin"\r\nContent-Type: image/png\r\n\r\n`));
+    await upload.write(
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="x.bin"\r\nContent-Type: image/png\r\n\r\n`),
+    );
     await upload.write(bytes(200_000));
     expectStorageError(await upload.answer, 408, 'REQUEST_TIMEOUT', /No byte of the upload arrived/);
     await eventually(async () => (await nonces(org.id)) === 0, { timeoutMs: 5_000 });

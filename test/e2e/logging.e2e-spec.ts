@@ -82,12 +82,15 @@ describe('logs', () => {
     ]);
   });
 
-  it('never logs a key, a token, an Authorization header, a signed URL\'s query or a body', async () => {
+  it("never logs a key, a token, an Authorization header, a signed URL's query or a body", async () => {
     capture.text = '';
     const secretValue = 'do-not-log-this-value';
     await api(t, org.key).post('/flags').send({ key: 'secret-flag', name: secretValue, type: 'string', value: secretValue }).expect(201);
     await request(t.http).post('/v1/admin/organizations').set(bearer(TEST_ADMIN_TOKEN)).send({ name: secretValue }).expect(201);
-    await request(t.http).get('/v1/flags').set(bearer('fsk_' + 'x'.repeat(43))).expect(401);
+    await request(t.http)
+      .get('/v1/flags')
+      .set(bearer('fsk_' + 'x'.repeat(43)))
+      .expect(401);
     const signed = await signedUrl(t, org, { contentType: 'text/plain', size: secretValue.length });
     await put(t, signed.url, Buffer.from(secretValue), 'text/plain').expect(200);
     await request(t.http).get(pathOf(signed.mediaUrl!)).expect(200);
@@ -98,7 +101,13 @@ describe('logs', () => {
       expect(capture.text).not.toContain(forbidden);
     }
     expect(capture.requests().map(({ route }) => route)).toEqual(
-      expect.arrayContaining(['/v1/flags', '/v1/admin/organizations', '/v1/storage/signed-url', '/upload/:organizationId/:mediaId', '/c/:organizationId/:mediaId']),
+      expect.arrayContaining([
+        '/v1/flags',
+        '/v1/admin/organizations',
+        '/v1/storage/signed-url',
+        '/upload/:organizationId/:mediaId',
+        '/c/:organizationId/:mediaId',
+      ]),
     );
   });
 
@@ -130,7 +139,10 @@ describe('logs', () => {
     await request(t.http).get('/v1/flags/config').set(bearer(other.key)).set('If-None-Match', first.headers.etag).expect(304);
     await request(t.http).get('/v1/flags/config').set(bearer(other.key)).expect(200);
     await request(t.http).get('/v1/flags/config').set(bearer(other.key)).expect(429);
-    await request(t.http).get('/v1/flags/config').set(bearer('fsk_' + 'y'.repeat(43))).expect(401);
+    await request(t.http)
+      .get('/v1/flags/config')
+      .set(bearer('fsk_' + 'y'.repeat(43)))
+      .expect(401);
     await settle();
     expect(capture.requests()).toEqual([
       expect.objectContaining({ method: 'GET', route: '/v1/flags/config', status: 401, durationMs: expect.any(Number) }),

@@ -44,9 +44,9 @@ describe('several instances of one deployment', () => {
     const key = await createApiKey(a, org.id, [Permission.FLAGS_READ]);
     await request(b.http).get('/v1/flags/config').set(bearer(key.key)).expect(200);
     await admin(a).delete(`/organizations/${org.id}/api-keys/${key.id}`).expect(204);
-    await eventually(
-      async () => (await request(b.http).get('/v1/flags/config').set(bearer(key.key))).status === 401,
-      { timeoutMs: HEARD_WITHIN_MS, what: 'the other instance refusing the revoked key' },
-    );
+    await eventually(async () => (await request(b.http).get('/v1/flags/config').set(bearer(key.key))).status === 401, {
+      timeoutMs: HEARD_WITHIN_MS,
+      what: 'the other instance refusing the revoked key',
+    });
   });
 });

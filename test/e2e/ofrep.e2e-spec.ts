@@ -56,7 +56,11 @@ describe('OpenFeature Remote Evaluation Protocol', () => {
       );
       expect(bulk.body.flags.map((flag: { key: string }) => flag.key)).toEqual(['double-xp', 'loot-table', 'motd', 'nothing', 'tiers', 'xp-rate']);
       expect(bulk.body.eventStreams).toEqual([
-        { type: 'sse', url: expect.stringMatching(/^http:\/\/localhost:\d+\/v1\/flags\/config\/stream\?token=[\w-]+\.[\w-]+$/), inactivityDelaySec: 120 },
+        {
+          type: 'sse',
+          url: expect.stringMatching(/^http:\/\/localhost:\d+\/v1\/flags\/config\/stream\?token=[\w-]+\.[\w-]+$/),
+          inactivityDelaySec: 120,
+        },
       ]);
       // The stream URL's token opens this key's stream.
       const url = new URL(bulk.body.eventStreams[0].url);
@@ -83,7 +87,11 @@ describe('OpenFeature Remote Evaluation Protocol', () => {
 
     it('takes the key as X-API-Key too, and ignores the stream metadata query', async () => {
       await flags();
-      const answer = await request(t.http).post(`${BULK}?flagConfigEtag=abc&flagConfigLastModified=1771622898`).set('X-API-Key', org.key).send(CONTEXT).expect(200);
+      const answer = await request(t.http)
+        .post(`${BULK}?flagConfigEtag=abc&flagConfigLastModified=1771622898`)
+        .set('X-API-Key', org.key)
+        .send(CONTEXT)
+        .expect(200);
       expect(answer.body.flags).toHaveLength(6);
     });
   });
@@ -134,12 +142,17 @@ describe('OpenFeature Remote Evaluation Protocol', () => {
     it('answers 415 to a body that is not JSON and 413 to one past 256 KB', async () => {
       const text = await ofrep(BULK).set('Content-Type', 'text/plain').send('context').expect(415);
       expect(text.body).toEqual({ errorCode: 'UNSUPPORTED_MEDIA_TYPE', errorDetails: expect.any(String) });
-      const large = await ofrep(`${BULK}/motd`).send({ context: { pad: 'x'.repeat(300 * 1024) } }).expect(413);
+      const large = await ofrep(`${BULK}/motd`)
+        .send({ context: { pad: 'x'.repeat(300 * 1024) } })
+        .expect(413);
       expect(large.body).toEqual({ errorCode: 'PAYLOAD_TOO_LARGE', errorDetails: expect.any(String) });
     });
 
     it('answers 401 without a key or with a bad one, and 403 without FLAGS_READ', async () => {
-      expect((await request(t.http).post(BULK).send(CONTEXT).expect(401)).body).toEqual({ errorCode: 'UNAUTHORIZED', errorDetails: expect.any(String) });
+      expect((await request(t.http).post(BULK).send(CONTEXT).expect(401)).body).toEqual({
+        errorCode: 'UNAUTHORIZED',
+        errorDetails: expect.any(String),
+      });
       expect((await request(t.http).post(BULK).set('X-API-Key', 'fsk_nope').send(CONTEXT).expect(401)).body.errorCode).toBe('UNAUTHORIZED');
       const writer = await createApiKey(t, org.id, [Permission.FLAGS_WRITE]);
       expect((await ofrep(`${BULK}/motd`, writer.key).send(CONTEXT).expect(403)).body.errorCode).toBe('FORBIDDEN');
@@ -178,7 +191,10 @@ describe('OpenFeature Remote Evaluation Protocol', () => {
 
   describe('through the OpenFeature Node SDK and its OFREP provider', () => {
     async function client(key: string, domain: string) {
-      await OpenFeature.setProviderAndWait(domain, new OFREPProvider({ baseUrl: t.config.urls.publicUrl, headers: [['Authorization', `Bearer ${key}`]] }));
+      await OpenFeature.setProviderAndWait(
+        domain,
+        new OFREPProvider({ baseUrl: t.config.urls.publicUrl, headers: [['Authorization', `Bearer ${key}`]] }),
+      );
       return OpenFeature.getClient(domain);
     }
     afterAll(() => OpenFeature.close());
@@ -196,7 +212,11 @@ describe('OpenFeature Remote Evaluation Protocol', () => {
       expect(details.flagMetadata).toEqual({ type: 'boolean', runtime: 'shared' });
 
       for (const key of ['no-such-flag', 'old-event']) {
-        expect(await flagsClient.getBooleanDetails(key, false, context)).toMatchObject({ value: false, reason: 'ERROR', errorCode: ErrorCode.FLAG_NOT_FOUND });
+        expect(await flagsClient.getBooleanDetails(key, false, context)).toMatchObject({
+          value: false,
+          reason: 'ERROR',
+          errorCode: ErrorCode.FLAG_NOT_FOUND,
+        });
       }
       expect(await flagsClient.getNumberDetails('motd', 7, context)).toMatchObject({ value: 7, reason: 'ERROR', errorCode: ErrorCode.TYPE_MISMATCH });
     });

@@ -23,12 +23,7 @@ describe('request bodies', () => {
     ['a text body', 'text/plain', '{"kind":"video","dryRun":true}'],
   ])('refuses a purge with %s with 415 and purges nothing', async (_case, contentType, body) => {
     await uploadOne();
-    const response = await request(t.http)
-      .delete('/v1/storage/purge')
-      .set(bearer(org.key))
-      .set('Content-Type', contentType)
-      .send(body)
-      .expect(415);
+    const response = await request(t.http).delete('/v1/storage/purge').set(bearer(org.key)).set('Content-Type', contentType).send(body).expect(415);
     expect(response.body).toEqual({
       error: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Request bodies must be JSON: send Content-Type: application/json' },
     });
@@ -73,7 +68,9 @@ describe('request bodies', () => {
   });
 
   it('still accepts requests without a body, and JSON with a charset', async () => {
-    await api(t, org.key).delete(`/flags/${(await createFlag(t, org.key, { key: 'gone' })).id}`).expect(204);
+    await api(t, org.key)
+      .delete(`/flags/${(await createFlag(t, org.key, { key: 'gone' })).id}`)
+      .expect(204);
     await api(t, org.key)
       .post('/flags')
       .set('Content-Type', 'application/json; charset=utf-8')
@@ -102,7 +99,7 @@ describe('request bodies', () => {
       ['name', `{"key":"k","name":${LONE},"type":"boolean","value":true}`],
       ['description', `{"key":"k","name":"n","description":${LONE},"type":"boolean","value":true}`],
       ['value.nested[0]', `{"key":"k","name":"n","type":"json","value":{"nested":[${LONE}]}}`],
-    ])('refuses one in a created flag\'s %s with a 400 naming it, and stores nothing', async (field, body) => {
+    ])("refuses one in a created flag's %s with a 400 naming it, and stores nothing", async (field, body) => {
       const response = await json(api(t, org.key).post('/flags'), body).expect(400);
       expectApiError(response, 400, 'VALIDATION_ERROR', new RegExp(`^${field.replace(/[.[\]]/g, '\\$&')} must not contain a lone UTF-16 surrogate`));
       const { rows } = await t.db.query('SELECT count(*)::int AS n FROM flags WHERE organization_id = $1', [org.id]);

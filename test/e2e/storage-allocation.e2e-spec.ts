@@ -48,7 +48,12 @@ describe.each(DRIVERS)('storage allocation enforcement (%s driver)', (driver) =>
       const granted = answers.filter((answer) => answer.status === 200);
       expect(granted).toHaveLength(Math.floor(allocation / size)); // 13
       for (const refused of answers.filter((answer) => answer.status !== 200)) {
-        expectStorageError(refused, 413, 'ALLOCATION_EXCEEDED', /^The file \(73 bytes\) does not fit in the organization's storage allocation: 949 of its 1000 bytes are used or reserved by pending uploads, 51 left$/);
+        expectStorageError(
+          refused,
+          413,
+          'ALLOCATION_EXCEEDED',
+          /^The file \(73 bytes\) does not fit in the organization's storage allocation: 949 of its 1000 bytes are used or reserved by pending uploads, 51 left$/,
+        );
       }
       const reserved = await rows(org);
       expect(reserved).toHaveLength(13);
@@ -125,7 +130,12 @@ describe.each(DRIVERS)('storage allocation enforcement (%s driver)', (driver) =>
       const signed = await signedUrl(t, org);
 
       const refused = await post(t, signed.url, bytes(301), { contentType: 'image/png' });
-      expectStorageError(refused, 413, 'ALLOCATION_EXCEEDED', /^The file is larger than the 300 bytes left in the organization's storage allocation: 700 of its 1000 bytes are used or reserved by pending uploads$/);
+      expectStorageError(
+        refused,
+        413,
+        'ALLOCATION_EXCEEDED',
+        /^The file is larger than the 300 bytes left in the organization's storage allocation: 700 of its 1000 bytes are used or reserved by pending uploads$/,
+      );
       expect(await rows(org)).toEqual(before);
       expect(await orgKeys(org)).toHaveLength(1);
       expect(await temporaryFiles(t)).toEqual([]);
@@ -216,7 +226,9 @@ describe('storage allocation without STORAGE_ENFORCE_ALLOCATION (the default)', 
     const org = await createOrganization(t);
     await admin(t).patch(`/organizations/${org.id}`).send({ storageAllocation: 100 }).expect(200);
     const answers = await Promise.all(
-      Array.from({ length: 5 }, () => request(t.http).get('/v1/storage/signed-url').query({ contentType: 'image/png', size: 73 }).set(bearer(org.key))),
+      Array.from({ length: 5 }, () =>
+        request(t.http).get('/v1/storage/signed-url').query({ contentType: 'image/png', size: 73 }).set(bearer(org.key)),
+      ),
     );
     expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200]);
     await put(t, answers[0].body.url, bytes(73), 'image/png').expect(200);

@@ -1,16 +1,7 @@
 import request from 'supertest';
 import { Permission } from '../../src/auth/permission';
 import { admin, bearer, createApiKey, createOrganization, TestOrganization } from '../factories/organizations.factory';
-import {
-  bytes,
-  createStorageTestApp,
-  DRIVERS,
-  pathOf,
-  signedUrl,
-  storedObject,
-  StorageTestApp,
-  uploadFile,
-} from '../factories/storage.factory';
+import { bytes, createStorageTestApp, DRIVERS, pathOf, signedUrl, storedObject, StorageTestApp, uploadFile } from '../factories/storage.factory';
 import { expectStorageError } from '../support/expect-error';
 
 const ZERO_BREAKDOWN = ['image', 'video', 'audio', 'document'].map((kind) => ({ kind, count: 0, size: 0 }));
@@ -101,11 +92,21 @@ describe.each(DRIVERS)('storage API (%s driver)', (driver) => {
       [/^contentType must be a MIME type/, { contentType: 'text/plain; name="caf\u00e9"', size: 1 }],
       [/metadata requires contentType and size/, { metadata: '{"a":1}' }],
       [/metadata must be a JSON-encoded object/, { contentType: 'image/png', size: 1, metadata: 'not json' }],
-      [/at most 10 keys/, { contentType: 'image/png', size: 1, metadata: JSON.stringify(Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`k${i}`, i]))) }],
+      [
+        /at most 10 keys/,
+        { contentType: 'image/png', size: 1, metadata: JSON.stringify(Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`k${i}`, i]))) },
+      ],
       [/key names may only contain/, { contentType: 'image/png', size: 1, metadata: '{"bad key":1}' }],
       [/at most 512 characters/, { contentType: 'image/png', size: 1, metadata: JSON.stringify({ k: 'x'.repeat(513) }) }],
       [/string, number or boolean/, { contentType: 'image/png', size: 1, metadata: '{"k":{"nested":true}}' }],
-      [/2048 bytes/, { contentType: "image/png", size: 1, metadata: JSON.stringify(Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`k${i}`, "y".repeat(500)]))) }],
+      [
+        /2048 bytes/,
+        {
+          contentType: 'image/png',
+          size: 1,
+          metadata: JSON.stringify(Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`k${i}`, 'y'.repeat(500)]))),
+        },
+      ],
       [/extra should not exist/, { extra: 'x' }],
     ])('answers 400 VALIDATION_ERROR with a message matching %s', async (message, query) => {
       const org = await createOrganization(t);
@@ -116,8 +117,16 @@ describe.each(DRIVERS)('storage API (%s driver)', (driver) => {
     it('answers 413 PAYLOAD_TOO_LARGE for a size above MAX_UPLOAD_BYTES', async () => {
       const org = await createOrganization(t);
       const tooBig = t.config.storage.maxUploadBytes + 1;
-      expectStorageError(await api(org).get('/signed-url').query({ contentType: 'video/mp4', size: tooBig }), 413, 'PAYLOAD_TOO_LARGE', /MAX_UPLOAD_BYTES/);
-      await api(org).get('/signed-url').query({ contentType: 'video/mp4', size: tooBig - 1 }).expect(200);
+      expectStorageError(
+        await api(org).get('/signed-url').query({ contentType: 'video/mp4', size: tooBig }),
+        413,
+        'PAYLOAD_TOO_LARGE',
+        /MAX_UPLOAD_BYTES/,
+      );
+      await api(org)
+        .get('/signed-url')
+        .query({ contentType: 'video/mp4', size: tooBig - 1 })
+        .expect(200);
     });
   });
 
@@ -134,7 +143,10 @@ describe.each(DRIVERS)('storage API (%s driver)', (driver) => {
       const org = await createOrganization(t);
       const readOnly = await createApiKey(t, org.id, [Permission.STORAGE_READ, Permission.FLAGS_WRITE]);
       const writeOnly = await createApiKey(t, org.id, [Permission.STORAGE_WRITE]);
-      const as = (key: string) => (path: string, method: 'get' | 'delete' = 'get') => request(t.http)[method](`/v1/storage${path}`).set(bearer(key));
+      const as =
+        (key: string) =>
+        (path: string, method: 'get' | 'delete' = 'get') =>
+          request(t.http)[method](`/v1/storage${path}`).set(bearer(key));
       expectStorageError(await as(readOnly.key)('/signed-url'), 403, 'FORBIDDEN', /STORAGE_WRITE/);
       expectStorageError(await as(readOnly.key)('/purge', 'delete'), 403, 'FORBIDDEN', /STORAGE_WRITE/);
       expectStorageError(await as(readOnly.key)(`/${org.id}`, 'delete'), 403, 'FORBIDDEN', /STORAGE_WRITE/);
@@ -240,7 +252,10 @@ describe.each(DRIVERS)('storage API (%s driver)', (driver) => {
       const signed = await signedUrl(t, org, { contentType: 'image/png', size: 3 });
       await api(org).delete(`/${signed.mediaId}`).expect(200);
       expect(await rows(org.id)).toEqual([]);
-      const upload = await request(t.http).put(new URL(signed.url).pathname + new URL(signed.url).search).set('Content-Type', 'image/png').send(Buffer.from('abc'));
+      const upload = await request(t.http)
+        .put(new URL(signed.url).pathname + new URL(signed.url).search)
+        .set('Content-Type', 'image/png')
+        .send(Buffer.from('abc'));
       expectStorageError(upload, 404, 'NOT_FOUND');
     });
 

@@ -203,10 +203,7 @@ describe.each(DRIVERS)('storage sweeper (%s driver)', (driver) => {
       const keptKeys = kept.map((item) => objectKeyFor(org.id, item.id));
       // Orphans of a live organization, and of one that is gone altogether.
       const goneOrganization = randomUUID();
-      const orphans = await Promise.all([
-        ...[1, 2, 3, 4].map(() => putOrphan(t, org.id)),
-        ...[1, 2, 3].map(() => putOrphan(t, goneOrganization)),
-      ]);
+      const orphans = await Promise.all([...[1, 2, 3, 4].map(() => putOrphan(t, org.id)), ...[1, 2, 3].map(() => putOrphan(t, goneOrganization))]);
       const keys = await storedKeys(t);
       expect(keys).toHaveLength(9); // three pages of 3 exactly
       const page = 3;

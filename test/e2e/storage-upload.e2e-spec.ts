@@ -33,8 +33,7 @@ describe.each(DRIVERS)('upload host (%s driver)', (driver) => {
   const row = async (id: string) => (await t.db.query('SELECT * FROM storage_items WHERE id = $1', [id])).rows[0];
   const orgKeys = async (org: TestOrganization) => (await storedKeys(t)).filter((key) => key.startsWith(`${org.id}/`));
   const tempFiles = () => temporaryFiles(t);
-  const preallocate = (org: TestOrganization, size: number, contentType = 'image/png') =>
-    signedUrl(t, org, { contentType, size });
+  const preallocate = (org: TestOrganization, size: number, contentType = 'image/png') => signedUrl(t, org, { contentType, size });
 
   describe('pre-allocated PUT', () => {
     it('stores the bytes and completes the item, with no bearer header', async () => {
@@ -163,7 +162,11 @@ describe.each(DRIVERS)('upload host (%s driver)', (driver) => {
         tamper((u) => (u.pathname = u.pathname.replace(org.id, other.id))),
         tamper((u) => (u.pathname = `${u.pathname.slice(0, -1)}${u.pathname.endsWith('0') ? '1' : '0'}`)),
       ]) {
-        expectStorageError(await put(t, tampered, bytes(tampered.includes('size=4') ? 4 : 3), tampered.includes('gif') ? 'image/gif' : 'image/png'), 403, 'FORBIDDEN');
+        expectStorageError(
+          await put(t, tampered, bytes(tampered.includes('size=4') ? 4 : 3), tampered.includes('gif') ? 'image/gif' : 'image/png'),
+          403,
+          'FORBIDDEN',
+        );
       }
       expect(await row(signed.mediaId!)).toMatchObject({ state: 'pending', upload_claimed_at: null });
       await put(t, signed.url, bytes(3), 'image/png').expect(200);
@@ -277,14 +280,21 @@ describe.each(DRIVERS)('upload host (%s driver)', (driver) => {
       ],
       [
         'metadata over 2048 bytes as compact JSON',
-        (url: string) => post(t, url, bytes(10), { metadata: JSON.stringify({ a: 'x'.repeat(500), b: 'x'.repeat(500), c: 'x'.repeat(500), d: 'x'.repeat(500), e: 'x'.repeat(100) }) }),
+        (url: string) =>
+          post(t, url, bytes(10), {
+            metadata: JSON.stringify({ a: 'x'.repeat(500), b: 'x'.repeat(500), c: 'x'.repeat(500), d: 'x'.repeat(500), e: 'x'.repeat(100) }),
+          }),
         /metadata must be at most 2048 bytes in total/,
       ],
       ['no file part', (url: string) => request(t.http).post(pathOf(url)).field('metadata', '{}'), /file is required/],
       ['the file as a text field', (url: string) => request(t.http).post(pathOf(url)).field('file', 'abc'), /file part/],
       ['another field', (url: string) => post(t, url, bytes(10)).field('extra', 'x'), /Unexpected field "extra"/],
       ['two files', (url: string) => post(t, url, bytes(10)).attach('file', bytes(5), 'b.bin'), /Only one file/],
-      ['a body that is not multipart', (url: string) => request(t.http).post(pathOf(url)).set('Content-Type', 'application/octet-stream').send(bytes(10)), /multipart\/form-data/],
+      [
+        'a body that is not multipart',
+        (url: string) => request(t.http).post(pathOf(url)).set('Content-Type', 'application/octet-stream').send(bytes(10)),
+        /multipart\/form-data/,
+      ],
     ])('answers 400 for %s, stores nothing, and the URL can be used again', async (_name, send, message) => {
       const org = await createOrganization(t);
       const signed = await signedUrl(t, org);
@@ -336,9 +346,13 @@ describe.each(DRIVERS)('upload host (%s driver)', (driver) => {
         Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="x.bin"\r\nContent-Type: image/png\r\n\r\n`),
       );
       await upload.write(bytes(300_000));
-      await eventually(async () => (await t.db.query('SELECT 1 FROM storage_upload_nonces WHERE organization_id = $1', [org.id])).rowCount === 1, { timeoutMs: 10_000 });
+      await eventually(async () => (await t.db.query('SELECT 1 FROM storage_upload_nonces WHERE organization_id = $1', [org.id])).rowCount === 1, {
+        timeoutMs: 10_000,
+      });
       upload.abort();
-      await eventually(async () => (await t.db.query('SELECT 1 FROM storage_upload_nonces WHERE organization_id = $1', [org.id])).rowCount === 0, { timeoutMs: 10_000 });
+      await eventually(async () => (await t.db.query('SELECT 1 FROM storage_upload_nonces WHERE organization_id = $1', [org.id])).rowCount === 0, {
+        timeoutMs: 10_000,
+      });
       expect((await t.db.query('SELECT * FROM storage_items WHERE organization_id = $1', [org.id])).rows).toEqual([]);
       expect(await orgKeys(org)).toEqual([]);
       await eventually(async () => (await tempFiles()).length === 0, { timeoutMs: 10_000 });

@@ -40,7 +40,11 @@ describe('transactions', () => {
     // Overlapping transactions that end at different times: each must keep its own to the end.
     const created = await Promise.all(Array.from({ length: 8 }, (_, index) => createFlag(t, org.key, { key: `overlap_${index}` })));
     const patched = await Promise.all(
-      created.map((flag, index) => api(t, org.key).patch(`/flags/${flag.id}`).send({ name: `Renamed ${index}` })),
+      created.map((flag, index) =>
+        api(t, org.key)
+          .patch(`/flags/${flag.id}`)
+          .send({ name: `Renamed ${index}` }),
+      ),
     );
     expect(patched.map((response) => response.status)).toEqual(created.map(() => 200));
     expect(patched.map((response) => response.body.name)).toEqual(created.map((_, index) => `Renamed ${index}`));
@@ -68,7 +72,11 @@ describe('transactions', () => {
     let patched;
     try {
       patched = await Promise.all(
-        created.map((flag, index) => api(t, org.key).patch(`/flags/${flag.id}`).send({ name: `Renamed ${index}` })),
+        created.map((flag, index) =>
+          api(t, org.key)
+            .patch(`/flags/${flag.id}`)
+            .send({ name: `Renamed ${index}` }),
+        ),
       );
     } finally {
       await t.db.query('DROP TRIGGER test_refuse_audit ON flag_audit_entries');
@@ -91,7 +99,10 @@ describe('transactions', () => {
 
   it('leave no async context behind: after writes, promises and timers carry none, so polls and reads create resources without one', async () => {
     await Promise.all(Array.from({ length: 4 }, (_, index) => createFlag(t, org.key, { key: `context_${index}` })));
-    await admin(t).post(`/organizations/${org.id}/api-keys`).send({ name: 'another', permissions: ['FLAGS_READ'] }).expect(201);
+    await admin(t)
+      .post(`/organizations/${org.id}/api-keys`)
+      .send({ name: 'another', permissions: ['FLAGS_READ'] })
+      .expect(201);
     await request(t.http).get('/v1/flags/config').set(bearer(org.key)).expect(200);
     await request(t.http).get('/v1/flags').set(bearer(org.key)).expect(200);
 

@@ -19,7 +19,15 @@ export function storageItems(s: ServiceTestContext) {
   const store = s.get(OBJECT_STORE as unknown as Type<ObjectStore>);
   const newItem = (organizationId: string, size: number, contentType: string) => {
     const id = randomUUID();
-    return { id, organizationId, kind: kindOfContentType(contentType), size, contentType, metadata: null, objectKey: objectKeyFor(organizationId, id) };
+    return {
+      id,
+      organizationId,
+      kind: kindOfContentType(contentType),
+      size,
+      contentType,
+      metadata: null,
+      objectKey: objectKeyFor(organizationId, id),
+    };
   };
 
   return {

@@ -46,7 +46,8 @@ describe('restore and audit log rules (services on a real database)', () => {
   const newOrganization = async () => (await organizations.createOrganization({ name: 'Audit Studio' })).id;
   const create = (organizationId: string, dto: Partial<CreateFlagDto> & { key: string }) =>
     writer.write(editor, (tx) => flags.create(tx, organizationId, { name: dto.key, type: 'number', value: 1, ...dto } as CreateFlagDto));
-  const update = (organizationId: string, flagId: string, dto: UpdateFlagDto) => writer.write(editor, (tx) => flags.update(tx, organizationId, flagId, dto));
+  const update = (organizationId: string, flagId: string, dto: UpdateFlagDto) =>
+    writer.write(editor, (tx) => flags.update(tx, organizationId, flagId, dto));
   const restore = (organizationId: string, flagId: string, entryId: string) =>
     writer.write(restorer, (tx) => flags.restore(tx, organizationId, flagId, entryId));
   /** The flag's entries, oldest first. */
@@ -106,8 +107,8 @@ describe('restore and audit log rules (services on a real database)', () => {
       );
 
     it.each([
-      ['another flag\'s', 'sibling'],
-      ['another organization\'s', 'otherOrganization'],
+      ["another flag's", 'sibling'],
+      ["another organization's", 'otherOrganization'],
       ['a deletion', 'deletion'],
       ['one of this flag without an after state', 'noAfterState'],
       ['none', 'none'],
@@ -124,7 +125,7 @@ describe('restore and audit log rules (services on a real database)', () => {
     it.each([
       ['its creation', 'creation', 1],
       ['its value change', 'valueSet', 2],
-    ])('%s restores the flag to that entry\'s after state', async (_label, entry, value) => {
+    ])("%s restores the flag to that entry's after state", async (_label, entry, value) => {
       await update(own, flagId, { type: 'number', value: 99, name: 'renamed' });
       await expect(restore(own, flagId, entryOf[entry])).resolves.toMatchObject({ id: flagId, key: 'mine', name: 'mine', value, archived: false });
     });
@@ -149,7 +150,7 @@ describe('restore and audit log rules (services on a real database)', () => {
       ['after a runtime, value and name change', FlagAction.RUNTIME_SET, [{ runtime: 'server', type: 'json', value: { lives: 3 }, name: 'x' }]],
       ['after an archive', FlagAction.UNARCHIVE, [{ archived: true }]],
       ['after a value change and an archive (restored in one edit)', FlagAction.VALUE_SET, [{ type: 'number', value: 4 }, { archived: true }]],
-    ])('%s: %s, recorded as the caller, every field set to the entry\'s after', async (_label, action, edits) => {
+    ])("%s: %s, recorded as the caller, every field set to the entry's after", async (_label, action, edits) => {
       const organizationId = await newOrganization();
       const flag = await create(organizationId, { key: 'lives', type: 'number', value: 3 });
       for (const edit of edits) await update(organizationId, flag.id, edit);

@@ -40,9 +40,7 @@ describe('flag rules (services on a real database)', () => {
 
   const newOrganization = async () => (await organizations.createOrganization({ name: 'Rules Studio' })).id;
   const create = (organizationId: string, dto: Partial<CreateFlagDto> & { key: string }) =>
-    writer.write(actor, (tx) =>
-      flags.create(tx, organizationId, { name: dto.key, type: 'boolean', value: true, ...dto } as CreateFlagDto),
-    );
+    writer.write(actor, (tx) => flags.create(tx, organizationId, { name: dto.key, type: 'boolean', value: true, ...dto } as CreateFlagDto));
   const update = (organizationId: string, flagId: string, dto: UpdateFlagDto) =>
     writer.write(actor, (tx) => flags.update(tx, organizationId, flagId, dto));
   const remove = (organizationId: string, flagId: string) => writer.write(actor, (tx) => flags.delete(tx, organizationId, flagId));
@@ -51,8 +49,7 @@ describe('flag rules (services on a real database)', () => {
       () => 'accepted',
       (error: unknown) => (error instanceof DomainError ? error.code : `unexpected ${String(error)}`),
     );
-  const entries = async (organizationId: string) =>
-    (await audit.list(sql, organizationId, { offset: 0, limit: 100 })).entries.reverse();
+  const entries = async (organizationId: string) => (await audit.list(sql, organizationId, { offset: 0, limit: 100 })).entries.reverse();
 
   describe('allowance: 5 flags without a subscription, 50 with any active one; archived flags count', () => {
     it.each([
@@ -91,7 +88,12 @@ describe('flag rules (services on a real database)', () => {
       await organizations.cancelSubscription(organizationId, subscription.id);
       const page = await flags.list(organizationId, { page: 1, limit: 100, includeArchived: true });
       // Ranked by creation time: the two created last are past the free allowance of 5.
-      expect(page.results.filter((flag) => flag.locked).map((flag) => flag.key).sort()).toEqual(['f5', 'f6']);
+      expect(
+        page.results
+          .filter((flag) => flag.locked)
+          .map((flag) => flag.key)
+          .sort(),
+      ).toEqual(['f5', 'f6']);
       expect(page.quota).toEqual({ max: 5, used: 7, subscribed: false, locked: 2 });
       locked = created[6];
     });
@@ -168,7 +170,9 @@ describe('flag rules (services on a real database)', () => {
       await update(organizationId, flag.id, { type: 'number', value: 120 });
       await remove(organizationId, flag.id);
       const state = { name: 'hp', description: null, type: 'number', runtime: 'shared', archived: false };
-      expect((await entries(organizationId)).map(({ action, flagId, flagKey, before, after }) => ({ action, flagId, flagKey, before, after }))).toEqual([
+      expect(
+        (await entries(organizationId)).map(({ action, flagId, flagKey, before, after }) => ({ action, flagId, flagKey, before, after })),
+      ).toEqual([
         { action: FlagAction.CREATE, flagId: null, flagKey: 'hp', before: null, after: { ...state, value: 100 } },
         { action: FlagAction.VALUE_SET, flagId: null, flagKey: 'hp', before: { ...state, value: 100 }, after: { ...state, value: 120 } },
         { action: FlagAction.DELETE, flagId: null, flagKey: 'hp', before: { ...state, value: 120 }, after: null },

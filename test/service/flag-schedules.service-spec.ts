@@ -73,8 +73,7 @@ describe('flag schedule rules (services on a real database)', () => {
   };
   const stored = async (scheduleId: string) =>
     (await s.db.query('SELECT state, reason, settled_at FROM flag_schedules WHERE id = $1', [scheduleId])).rows[0] as
-      | { state: string; reason: string | null; settled_at: Date | null }
-      | undefined;
+      { state: string; reason: string | null; settled_at: Date | null } | undefined;
   const storedCount = async (flagId: string) =>
     (await s.db.query('SELECT count(*)::int AS n FROM flag_schedules WHERE flag_id = $1', [flagId])).rows[0].n as number;
   /** The flag's audit entries, oldest first. */
@@ -104,7 +103,12 @@ describe('flag schedule rules (services on a real database)', () => {
       ['at exactly the longest ahead (366 days)', MAX_SCHEDULE_AHEAD_MS, { name: 'x' }, /^accepted$/],
       ['at a millisecond past the longest ahead', MAX_SCHEDULE_AHEAD_MS + 1, { name: 'x' }, /^VALIDATION_ERROR: at must be at most one year ahead$/],
       ['an empty change', HOUR, {}, /^VALIDATION_ERROR: change must hold at least one of/],
-      ['a change whose fields are all undefined', HOUR, { name: undefined, archived: undefined }, /^VALIDATION_ERROR: change must hold at least one of/],
+      [
+        'a change whose fields are all undefined',
+        HOUR,
+        { name: undefined, archived: undefined },
+        /^VALIDATION_ERROR: change must hold at least one of/,
+      ],
       ['a change of null description only', HOUR, { description: null }, /^accepted$/],
     ])('%s', async (_label, inMs, change, expected) => {
       const organizationId = await newOrganization();
@@ -152,17 +156,29 @@ describe('flag schedule rules (services on a real database)', () => {
     it.each<[string, string, (organizationId: string, flagId: string, siblingId: string) => Promise<unknown>]>([
       ['99 pending', 'accepted', (o, f) => seed(o, f, 99, 'pending')],
       ['100 pending', 'TOO_MANY_SCHEDULES', (o, f) => seed(o, f, 100, 'pending')],
-      ['99 pending, 30 applied and 30 failed (only pending ones count)', 'accepted', async (o, f) => {
-        await seed(o, f, 99, 'pending');
-        await seed(o, f, 30, 'applied', -DAY);
-        await seed(o, f, 30, 'failed', -DAY);
-      }],
-      ['100 pending on another flag of the organization (each flag counts its own)', 'accepted', (o, _f, sibling) => seed(o, sibling, 100, 'pending')],
-      ['100 pending, one of them cancelled', 'accepted', async (o, f) => {
-        await seed(o, f, 100, 'pending');
-        const { rows } = await s.db.query(`SELECT id FROM flag_schedules WHERE flag_id = $1 LIMIT 1`, [f]);
-        await schedules.cancel(o, f, rows[0].id);
-      }],
+      [
+        '99 pending, 30 applied and 30 failed (only pending ones count)',
+        'accepted',
+        async (o, f) => {
+          await seed(o, f, 99, 'pending');
+          await seed(o, f, 30, 'applied', -DAY);
+          await seed(o, f, 30, 'failed', -DAY);
+        },
+      ],
+      [
+        '100 pending on another flag of the organization (each flag counts its own)',
+        'accepted',
+        (o, _f, sibling) => seed(o, sibling, 100, 'pending'),
+      ],
+      [
+        '100 pending, one of them cancelled',
+        'accepted',
+        async (o, f) => {
+          await seed(o, f, 100, 'pending');
+          const { rows } = await s.db.query(`SELECT id FROM flag_schedules WHERE flag_id = $1 LIMIT 1`, [f]);
+          await schedules.cancel(o, f, rows[0].id);
+        },
+      ],
     ])('%s: %s', async (_label, expected, arrange) => {
       const organizationId = await newOrganization();
       const flag = await createFlag(organizationId, { key: 'k' });
@@ -236,7 +252,7 @@ describe('flag schedule rules (services on a real database)', () => {
   });
 
   describe('a deleted flag', () => {
-    it('fails its pending schedules at once, with the reason, and leaves settled ones and other flags\' alone', async () => {
+    it("fails its pending schedules at once, with the reason, and leaves settled ones and other flags' alone", async () => {
       const organizationId = await newOrganization();
       const flag = await createFlag(organizationId, { key: 'gone' });
       const sibling = await createFlag(organizationId, { key: 'stays' });
@@ -275,9 +291,34 @@ describe('flag schedule rules (services on a real database)', () => {
 
   describe("one flag's due schedules apply in order of at, then of creation, each as the system's own edit", () => {
     it.each<[string, Array<[number, string]>, string[]]>([
-      ['by at, whatever the order they were made in', [[2 * HOUR, 'b'], [HOUR, 'a'], [3 * HOUR, 'c']], ['a', 'b', 'c']],
-      ['the same at: in the order they were made', [[HOUR, 'first'], [HOUR, 'second'], [HOUR, 'third']], ['first', 'second', 'third']],
-      ['by at, then by creation', [[2 * HOUR, 'x'], [HOUR, 'y'], [2 * HOUR, 'z'], [HOUR, 'w']], ['y', 'w', 'x', 'z']],
+      [
+        'by at, whatever the order they were made in',
+        [
+          [2 * HOUR, 'b'],
+          [HOUR, 'a'],
+          [3 * HOUR, 'c'],
+        ],
+        ['a', 'b', 'c'],
+      ],
+      [
+        'the same at: in the order they were made',
+        [
+          [HOUR, 'first'],
+          [HOUR, 'second'],
+          [HOUR, 'third'],
+        ],
+        ['first', 'second', 'third'],
+      ],
+      [
+        'by at, then by creation',
+        [
+          [2 * HOUR, 'x'],
+          [HOUR, 'y'],
+          [2 * HOUR, 'z'],
+          [HOUR, 'w'],
+        ],
+        ['y', 'w', 'x', 'z'],
+      ],
     ])('%s', async (_label, made, applied) => {
       const organizationId = await newOrganization();
       const flag = await createFlag(organizationId, { key: 'event' });

@@ -57,14 +57,16 @@ describe('organization rules (services on a real database)', () => {
       expect(rows).toEqual([{ allocation: DEFAULT_ALLOCATION }]);
     });
 
-    it('changes one organization\'s allocation and no other\'s', async () => {
+    it("changes one organization's allocation and no other's", async () => {
       const changed = await newOrganization();
       const other = await newOrganization();
       await expect(organizations.updateOrganization(changed, { storageAllocation: Number.MAX_SAFE_INTEGER })).resolves.toMatchObject({
         id: changed,
         storageAllocation: Number.MAX_SAFE_INTEGER,
       });
-      const { rows } = await s.db.query('SELECT id, storage_allocation::text AS allocation FROM organizations WHERE id = ANY($1)', [[changed, other]]);
+      const { rows } = await s.db.query('SELECT id, storage_allocation::text AS allocation FROM organizations WHERE id = ANY($1)', [
+        [changed, other],
+      ]);
       expect(Object.fromEntries(rows.map((row) => [row.id, row.allocation]))).toEqual({
         [changed]: String(Number.MAX_SAFE_INTEGER),
         [other]: String(DEFAULT_ALLOCATION),
@@ -135,7 +137,7 @@ describe('organization rules (services on a real database)', () => {
         expect(heardRevoked).toEqual(revoked ? [ownKey] : []);
       });
 
-      it('a key revoked already: the second revocation is refused and keeps the first one\'s time', async () => {
+      it("a key revoked already: the second revocation is refused and keeps the first one's time", async () => {
         const organizationId = await newOrganization();
         const { id } = await newKey(organizationId);
         await organizations.revokeApiKey(organizationId, id);
@@ -156,7 +158,7 @@ describe('organization rules (services on a real database)', () => {
       const otherSubscription = (await organizations.createSubscription(other, { plan: 'pro' })).id;
 
       const cases: Array<[string, string, string]> = [
-        ['another organization\'s', otherSubscription, 'SUBSCRIPTION_NOT_FOUND'],
+        ["another organization's", otherSubscription, 'SUBSCRIPTION_NOT_FOUND'],
         ['an unknown one', UNKNOWN, 'SUBSCRIPTION_NOT_FOUND'],
         ['its own active one', ownSubscription, 'accepted'],
         ['its own, cancelled already', ownSubscription, 'SUBSCRIPTION_NOT_FOUND'],

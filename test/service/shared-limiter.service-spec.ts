@@ -63,7 +63,11 @@ describeWithBinaries('SharedLimiter on a real Redis', { 'redis-server': redisSer
           const now = 1_700_000_000_000;
           await connections[0].hset(`flagstore:ratelimit:${key}`, 'e', String(now + 30_000), 'u', String(used));
           const lease = await store.lease({ key, limit: used + remaining, windowMs: WINDOW, now, need, want, hits });
-          expect(lease).toEqual({ granted: sliceSize(remaining, used, hits, need, want), resetsAt: now + 30_000, remaining: remaining - lease.granted });
+          expect(lease).toEqual({
+            granted: sliceSize(remaining, used, hits, need, want),
+            resetsAt: now + 30_000,
+            remaining: remaining - lease.granted,
+          });
         },
       ),
       { seed: 3, numRuns: 200 },
@@ -121,8 +125,7 @@ describeWithBinaries('SharedLimiter on a real Redis', { 'redis-server': redisSer
       const options = { windowMs: WINDOW, clock, logger, leaseTimeoutMs: 200, probeIntervalMs: 1_000 };
       const first = new SharedLimiter({ store: new RedisLeaseStore(a), ...options });
       const second = new SharedLimiter({ store: new RedisLeaseStore(b), ...options });
-      const poll = async (limiter: SharedLimiter, count: number) =>
-        Promise.all(Array.from({ length: count }, () => limiter.hit('key', 100)));
+      const poll = async (limiter: SharedLimiter, count: number) => Promise.all(Array.from({ length: count }, () => limiter.hit('key', 100)));
 
       // Shared: 150 polls over two instances admit the limit, 100.
       expect(admittedCount([...(await poll(first, 75)), ...(await poll(second, 75))])).toBe(100);

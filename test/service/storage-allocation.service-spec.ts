@@ -47,8 +47,11 @@ describe('storage allocation, enforced (services on a real database)', () => {
       (error: unknown) => (error instanceof DomainError ? `${error.code}: ${error.message}` : `unexpected ${String(error)}`),
     );
   const rows = async (organizationId: string) =>
-    (await s.db.query('SELECT count(*)::int AS n, coalesce(sum(size), 0)::int AS bytes FROM storage_items WHERE organization_id = $1', [organizationId]))
-      .rows[0] as { n: number; bytes: number };
+    (
+      await s.db.query('SELECT count(*)::int AS n, coalesce(sum(size), 0)::int AS bytes FROM storage_items WHERE organization_id = $1', [
+        organizationId,
+      ])
+    ).rows[0] as { n: number; bytes: number };
 
   it('is on', () => {
     expect(s.config.storage.enforceAllocation).toBe(true);
@@ -133,7 +136,11 @@ describe('storage allocation, enforced (services on a real database)', () => {
   });
 
   it.each<[string, SignedUrlQueryDto, string]>([
-    ['a size above MAX_UPLOAD_BYTES is PAYLOAD_TOO_LARGE, before the allocation', { contentType: 'image/png', size: MAX_UPLOAD_BYTES + 1 }, 'PAYLOAD_TOO_LARGE'],
+    [
+      'a size above MAX_UPLOAD_BYTES is PAYLOAD_TOO_LARGE, before the allocation',
+      { contentType: 'image/png', size: MAX_UPLOAD_BYTES + 1 },
+      'PAYLOAD_TOO_LARGE',
+    ],
     ['a malformed contentType is VALIDATION_ERROR, before the allocation', { contentType: 'nope', size: 20 }, 'VALIDATION_ERROR'],
     ['a non-allocated URL (no size) is never refused', {}, 'accepted'],
   ])('in a full organization, %s, and stores nothing', async (_label, query, expected) => {

@@ -47,7 +47,9 @@ describe('storage rules (services on a real database)', () => {
       expect(allocation.enforced).toBe(false);
       const organizationId = await newOrganization(100);
       const answers = await Promise.all(
-        Array.from({ length: 5 }, () => refusal(storage.createSignedUrl(organizationId, { contentType: 'image/png', size: 73 } as SignedUrlQueryDto))),
+        Array.from({ length: 5 }, () =>
+          refusal(storage.createSignedUrl(organizationId, { contentType: 'image/png', size: 73 } as SignedUrlQueryDto)),
+        ),
       );
       expect(answers).toEqual(Array(5).fill('accepted'));
       // The non-allocated upload's commit: written at once, on autocommit, whatever the size.
@@ -64,7 +66,7 @@ describe('storage rules (services on a real database)', () => {
   });
 
   describe('statistics: complete files only, every kind listed, overage = max(0, used - allocation)', () => {
-    it('counts complete files per kind, and neither pending items nor another organization\'s files', async () => {
+    it("counts complete files per kind, and neither pending items nor another organization's files", async () => {
       const organizationId = await newOrganization(10_000);
       await items.complete(organizationId, 300, 'image/png', { bytes: false });
       await items.complete(organizationId, 200, 'image/jpeg', { bytes: false });
@@ -182,7 +184,11 @@ describe('storage rules (services on a real database)', () => {
       expect(await ids(own)).toEqual(kept.map((name) => mine[name].id).sort());
       for (const name of ['old', 'mid', 'recent'] as const) expect(await items.hasBytes(mine[name])).toBe(kept.includes(name));
       // The other organization has the same kinds at the same instants, and loses none of them.
-      expect(await ids(other)).toEqual(Object.values(theirs).map((item) => item.id).sort());
+      expect(await ids(other)).toEqual(
+        Object.values(theirs)
+          .map((item) => item.id)
+          .sort(),
+      );
       for (const name of ['old', 'mid', 'recent'] as const) expect(await items.hasBytes(theirs[name])).toBe(true);
     });
   });

@@ -77,7 +77,7 @@ describe('Transactions (on a real database)', () => {
     expect(await stored(name)).toEqual(nothing);
   });
 
-  it('keeps concurrent runs apart: one that fails takes none of the other\'s statements with it', async () => {
+  it("keeps concurrent runs apart: one that fails takes none of the other's statements with it", async () => {
     let secondWrote!: () => void;
     const secondHasWritten = new Promise<void>((resolve) => (secondWrote = resolve));
     // Assigned once, after the first run's closure that awaits it is made.

@@ -205,7 +205,16 @@ export class Contract {
       return `${label}: answered ${mediaType ?? 'a body without Content-Type'}, but ${where} documents ${documented.join(', ') || 'no body'} for ${exchange.status}`;
     }
     if (!isJson(mediaType)) return undefined;
-    const pointer = ['paths', route.template, method === 'head' && !route.operations.head ? 'get' : method, 'responses', response === operation.responses.default ? 'default' : String(exchange.status), 'content', match, 'schema'];
+    const pointer = [
+      'paths',
+      route.template,
+      method === 'head' && !route.operations.head ? 'get' : method,
+      'responses',
+      response === operation.responses.default ? 'default' : String(exchange.status),
+      'content',
+      match,
+      'schema',
+    ];
     return this.validate(label, pointer, exchange);
   }
 

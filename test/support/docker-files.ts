@@ -170,7 +170,10 @@ export function readDockerfile(): { args: Record<string, string>; stages: Docker
   for (const line of logical) {
     const space = line.search(/\s/);
     const keyword = line.slice(0, space).toUpperCase();
-    const rest = line.slice(space + 1).trim().replace(/\s+/g, ' ');
+    const rest = line
+      .slice(space + 1)
+      .trim()
+      .replace(/\s+/g, ' ');
     if (keyword === 'FROM') {
       const [image, as, name] = rest.split(' ');
       const from = image.replace(/\$\{(\w+)\}/g, (_, arg: string) => args[arg] ?? '');

@@ -76,7 +76,15 @@ export function accountWindows(plan: SimulationPlan, outcomes: Outcome[], window
   for (const outcome of outcomes) {
     let window = current.get(outcome.key);
     if (!window || outcome.at >= window.end) {
-      window = { key: outcome.key, limit: plan.limits[outcome.key], start: outcome.at, end: outcome.at + windowMs, demand: 0, admitted: 0, wrongRetryAfter: [] };
+      window = {
+        key: outcome.key,
+        limit: plan.limits[outcome.key],
+        start: outcome.at,
+        end: outcome.at + windowMs,
+        demand: 0,
+        admitted: 0,
+        wrongRetryAfter: [],
+      };
       current.set(outcome.key, window);
       accounts.push(window);
     }
@@ -93,7 +101,8 @@ export function limiterViolations(accounts: WindowAccount[], { minShare = 0.99, 
   for (const w of accounts) {
     const where = `key ${w.key} (limit ${w.limit}) window at +${w.start % 1_000_000}: demand ${w.demand}, admitted ${w.admitted}`;
     if (w.admitted > w.limit) violations.push(`${where}: more than the limit`);
-    if (w.limit >= minLimit && w.demand > w.limit && w.admitted < minShare * w.limit) violations.push(`${where}: under ${minShare * 100} % of the limit`);
+    if (w.limit >= minLimit && w.demand > w.limit && w.admitted < minShare * w.limit)
+      violations.push(`${where}: under ${minShare * 100} % of the limit`);
     if (w.wrongRetryAfter.length > 0) {
       const first = w.wrongRetryAfter[0];
       violations.push(`${where}: Retry-After ${first.retryAfter} with ${(w.end - first.at) / 1000} s left`);

@@ -10,4 +10,3 @@ export function refusal(promise: Promise<unknown>): Promise<string> {
     (error: unknown) => (error instanceof DomainError ? error.code : `unexpected ${String(error)}`),
   );
 }
-

@@ -161,8 +161,27 @@ export class Load {
       }
     }
     const upstream = reply.headers['x-upstream-addr'];
-    const port = typeof upstream === 'string' ? /:(\d+)$/.exec(upstream.split(/, | : /).pop()!.trim())?.[1] : undefined;
-    this.outcomes.push({ kind, method, path, startedAt, endedAt: Date.now(), status: reply.status, code, detail, upstreamPort: port === undefined ? undefined : Number(port), key });
+    const port =
+      typeof upstream === 'string'
+        ? /:(\d+)$/.exec(
+            upstream
+              .split(/, | : /)
+              .pop()!
+              .trim(),
+          )?.[1]
+        : undefined;
+    this.outcomes.push({
+      kind,
+      method,
+      path,
+      startedAt,
+      endedAt: Date.now(),
+      status: reply.status,
+      code,
+      detail,
+      upstreamPort: port === undefined ? undefined : Number(port),
+      key,
+    });
   }
 }
 

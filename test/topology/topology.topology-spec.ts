@@ -181,7 +181,13 @@ describeWithTopologyBinaries('the topology test')('three instances behind nginx,
     });
   }
 
-  async function untilEveryInstanceServes(what: string, load: Load, since: number, write?: (outcome: Outcome) => boolean, timeoutMs = 10_000): Promise<void> {
+  async function untilEveryInstanceServes(
+    what: string,
+    load: Load,
+    since: number,
+    write?: (outcome: Outcome) => boolean,
+    timeoutMs = 10_000,
+  ): Promise<void> {
     const done = () => served(load, since, write).every((each) => each.keys === loadKeys.length && each.write);
     try {
       await eventually(done, { timeoutMs, intervalMs: 50, what: `every instance serving every load key and a write ${what}` });
@@ -255,251 +261,277 @@ describeWithTopologyBinaries('the topology test')('three instances behind nginx,
     else removeDir(root);
   }, TIMEOUT.afterAll);
 
-  it('shares the rate limit: 1,300 polls of one key over the three instances admit 1,188 to 1,200', () =>
-    reported(async () => {
-      await expectSharedLimit('limit');
-    }),
+  it(
+    'shares the rate limit: 1,300 polls of one key over the three instances admit 1,188 to 1,200',
+    () =>
+      reported(async () => {
+        await expectSharedLimit('limit');
+      }),
     TIMEOUT.limit,
   );
 
-  it('shows an edit made through one instance on the other two within 1 s', () =>
-    reported(async () => {
-      const valueOf = (reply: Reply) =>
-        reply.status === 200 ? reply.json<{ flags: Array<{ key: string; value: unknown }> }>().flags.find((f) => f.key === 'topology')?.value : undefined;
-      // The others hold the current payload in memory: they must be told.
-      for (const instance of [two(), three()]) expect(valueOf(await poll(instance, org.key))).toBe(true);
-      const edit = await call(one().url, `/v1/flags/${flagId}`, {
-        method: 'PATCH',
-        headers: { Authorization: `Bearer ${org.key}` },
-        body: { type: 'boolean', value: false },
-      });
-      expect(edit.status).toBe(200);
-      const since = Date.now();
-      const times = await heardEverywhere(since, org.key, (reply) => valueOf(reply) === false);
-      process.stdout.write(`edit heard after (ms): ${JSON.stringify(times)}\n`);
-      expect(times.every((ms) => ms !== undefined && ms <= HEARD_WITHIN_MS)).toBe(true);
-    }),
+  it(
+    'shows an edit made through one instance on the other two within 1 s',
+    () =>
+      reported(async () => {
+        const valueOf = (reply: Reply) =>
+          reply.status === 200
+            ? reply.json<{ flags: Array<{ key: string; value: unknown }> }>().flags.find((f) => f.key === 'topology')?.value
+            : undefined;
+        // The others hold the current payload in memory: they must be told.
+        for (const instance of [two(), three()]) expect(valueOf(await poll(instance, org.key))).toBe(true);
+        const edit = await call(one().url, `/v1/flags/${flagId}`, {
+          method: 'PATCH',
+          headers: { Authorization: `Bearer ${org.key}` },
+          body: { type: 'boolean', value: false },
+        });
+        expect(edit.status).toBe(200);
+        const since = Date.now();
+        const times = await heardEverywhere(since, org.key, (reply) => valueOf(reply) === false);
+        process.stdout.write(`edit heard after (ms): ${JSON.stringify(times)}\n`);
+        expect(times.every((ms) => ms !== undefined && ms <= HEARD_WITHIN_MS)).toBe(true);
+      }),
     TIMEOUT.edit,
   );
 
-  it('refuses a key revoked through one instance on every instance within 1 s', () =>
-    reported(async () => {
-      await expectRevocationHeardEverywhere('revoked', one());
-    }),
+  it(
+    'refuses a key revoked through one instance on every instance within 1 s',
+    () =>
+      reported(async () => {
+        await expectRevocationHeardEverywhere('revoked', one());
+      }),
     TIMEOUT.revoke,
   );
 
-  it('takes an upload signed by instance 1 on instance 2 and serves it from instance 3', () =>
-    reported(async () => {
-      const bytes = randomBytes(256 * 1024 + 17);
-      const signed = await call(one().url, `/v1/storage/signed-url?contentType=image/png&size=${bytes.length}`, {
-        headers: { Authorization: `Bearer ${org.key}` },
-      });
-      expect(signed.status).toBe(200);
-      const { url, mediaUrl } = signed.json<{ url: string; mediaUrl: string }>();
-      // Signed URLs point at the public address (nginx), whichever instance signed them.
-      expect(new URL(url).host).toBe(new URL(nginx!.url).host);
-      expect(new URL(mediaUrl).host).toBe(new URL(nginx!.url).host);
+  it(
+    'takes an upload signed by instance 1 on instance 2 and serves it from instance 3',
+    () =>
+      reported(async () => {
+        const bytes = randomBytes(256 * 1024 + 17);
+        const signed = await call(one().url, `/v1/storage/signed-url?contentType=image/png&size=${bytes.length}`, {
+          headers: { Authorization: `Bearer ${org.key}` },
+        });
+        expect(signed.status).toBe(200);
+        const { url, mediaUrl } = signed.json<{ url: string; mediaUrl: string }>();
+        // Signed URLs point at the public address (nginx), whichever instance signed them.
+        expect(new URL(url).host).toBe(new URL(nginx!.url).host);
+        expect(new URL(mediaUrl).host).toBe(new URL(nginx!.url).host);
 
-      const onTwo = new URL(url);
-      onTwo.host = new URL(two().url).host;
-      const upload = await call(onTwo.toString(), onTwo.pathname + onTwo.search, {
-        method: 'PUT',
-        headers: { 'Content-Type': 'image/png' },
-        body: bytes,
-      });
-      expect({ status: upload.status, body: upload.status === 200 ? 'ok' : upload.body.toString() }).toEqual({ status: 200, body: 'ok' });
-      expect(new URL(upload.json<{ mediaUrl: string }>().mediaUrl).pathname).toBe(new URL(mediaUrl).pathname);
+        const onTwo = new URL(url);
+        onTwo.host = new URL(two().url).host;
+        const upload = await call(onTwo.toString(), onTwo.pathname + onTwo.search, {
+          method: 'PUT',
+          headers: { 'Content-Type': 'image/png' },
+          body: bytes,
+        });
+        expect({ status: upload.status, body: upload.status === 200 ? 'ok' : upload.body.toString() }).toEqual({ status: 200, body: 'ok' });
+        expect(new URL(upload.json<{ mediaUrl: string }>().mediaUrl).pathname).toBe(new URL(mediaUrl).pathname);
 
-      const served = await call(three().url, new URL(mediaUrl).pathname);
-      expect(served.status).toBe(200);
-      expect(served.headers['content-type']).toBe('image/png');
-      expect(served.body.length).toBe(bytes.length);
-      expect(served.body.equals(bytes)).toBe(true);
-    }),
+        const served = await call(three().url, new URL(mediaUrl).pathname);
+        expect(served.status).toBe(200);
+        expect(served.headers['content-type']).toBe('image/png');
+        expect(served.body.length).toBe(bytes.length);
+        expect(served.body.equals(bytes)).toBe(true);
+      }),
     TIMEOUT.upload,
   );
 
-  it('survives a rolling restart under load through nginx with 0 failed requests', () =>
-    reported(async () => {
-      // Four writers (about 40 writes a second besides 250 polls): a write must meet whatever an instance's
-      // shutdown does to connections, not only the odd poll.
-      const load = new Load(loadOptions('rolling', 120_000, 4));
-      const errorLogAt = nginx!.logOffset('error.log');
-      const loadStarted = Date.now();
-      load.start();
-      const exits: Array<{ instance: string; code: number | string | undefined; ms: number }> = [];
-      try {
-        await untilEveryInstanceServes('through nginx', load, loadStarted);
-        let lastStarted = loadStarted;
-        for (const instance of instances) {
-          instance.mark('rolling restart: SIGTERM');
-          const started = Date.now();
-          const code = await instance.terminate(25_000);
-          exits.push({ instance: instance.name, code, ms: Date.now() - started });
-          lastStarted = Date.now();
-          await instance.start();
-          // Serving again before the next one goes: it answers every load key (nginx may still leave it out for
-          // its fail_timeout; the load then meets the next restart with one instance fewer in nginx's rotation).
-          for (const key of loadKeys) expect((await poll(instance, key)).status).toBe(200);
+  it(
+    'survives a rolling restart under load through nginx with 0 failed requests',
+    () =>
+      reported(async () => {
+        // Four writers (about 40 writes a second besides 250 polls): a write must meet whatever an instance's
+        // shutdown does to connections, not only the odd poll.
+        const load = new Load(loadOptions('rolling', 120_000, 4));
+        const errorLogAt = nginx!.logOffset('error.log');
+        const loadStarted = Date.now();
+        load.start();
+        const exits: Array<{ instance: string; code: number | string | undefined; ms: number }> = [];
+        try {
+          await untilEveryInstanceServes('through nginx', load, loadStarted);
+          let lastStarted = loadStarted;
+          for (const instance of instances) {
+            instance.mark('rolling restart: SIGTERM');
+            const started = Date.now();
+            const code = await instance.terminate(25_000);
+            exits.push({ instance: instance.name, code, ms: Date.now() - started });
+            lastStarted = Date.now();
+            await instance.start();
+            // Serving again before the next one goes: it answers every load key (nginx may still leave it out for
+            // its fail_timeout; the load then meets the next restart with one instance fewer in nginx's rotation).
+            for (const key of loadKeys) expect((await poll(instance, key)).status).toBe(200);
+          }
+          // The load runs until nginx sends it to every restarted instance again (after its fail_timeout, 10 s).
+          await untilEveryInstanceServes('after the rolling restart', load, lastStarted, succeeded, 25_000);
+        } finally {
+          await load.stop();
         }
-        // The load runs until nginx sends it to every restarted instance again (after its fail_timeout, 10 s).
-        await untilEveryInstanceServes('after the rolling restart', load, lastStarted, succeeded, 25_000);
-      } finally {
-        await load.stop();
-      }
-      const failures = load.outcomes.filter(failed);
-      const summary = {
-        exits,
-        polls: Load.statuses(load.polls),
-        writes: Load.statuses(load.writes),
-        failures: failures.length,
-        firstFailures: describeOutcomes(failures),
-      };
-      process.stdout.write(`rolling restart: ${JSON.stringify({ ...summary, firstFailures: undefined })}\n`);
-      expect(summary.exits.map(({ instance, code }) => ({ instance, code }))).toEqual(instances.map((instance) => ({ instance: instance.name, code: 0 })));
-      expect(load.polls.length).toBeGreaterThan(2_000);
-      expect(load.writes.length).toBeGreaterThan(100);
-      expect({ failures: summary.failures, firstFailures: summary.firstFailures }).toEqual({ failures: 0, firstFailures: '' });
-      // Every write was taken: nothing refused for any reason.
-      expect(load.writes.every((write) => write.status === 200 || write.status === 201)).toBe(true);
-      // And nginx never met a reset or a close on a request it had sent (what it does not pass on for a POST or
-      // PATCH, so a 502): HttpDrain's promise. Refused connections are fine: nothing was sent, nginx passes on.
-      expect(upstreamCutsOff(nginx!.logFrom('error.log', errorLogAt))).toEqual([]);
-    }),
+        const failures = load.outcomes.filter(failed);
+        const summary = {
+          exits,
+          polls: Load.statuses(load.polls),
+          writes: Load.statuses(load.writes),
+          failures: failures.length,
+          firstFailures: describeOutcomes(failures),
+        };
+        process.stdout.write(`rolling restart: ${JSON.stringify({ ...summary, firstFailures: undefined })}\n`);
+        expect(summary.exits.map(({ instance, code }) => ({ instance, code }))).toEqual(
+          instances.map((instance) => ({ instance: instance.name, code: 0 })),
+        );
+        expect(load.polls.length).toBeGreaterThan(2_000);
+        expect(load.writes.length).toBeGreaterThan(100);
+        expect({ failures: summary.failures, firstFailures: summary.firstFailures }).toEqual({ failures: 0, firstFailures: '' });
+        // Every write was taken: nothing refused for any reason.
+        expect(load.writes.every((write) => write.status === 200 || write.status === 201)).toBe(true);
+        // And nginx never met a reset or a close on a request it had sent (what it does not pass on for a POST or
+        // PATCH, so a 502): HttpDrain's promise. Refused connections are fine: nothing was sent, nginx passes on.
+        expect(upstreamCutsOff(nginx!.logFrom('error.log', errorLogAt))).toEqual([]);
+      }),
     TIMEOUT.rolling,
   );
 
-  it('survives a PostgreSQL restart: 0 failed polls, 503 for writes meanwhile, writes back within 10 s, revocation still heard', () =>
-    reported(async () => {
-      // Every instance has authenticated every load key (a restarted instance may have been left out by nginx
-      // for its fail_timeout): polls of keys it knows are what it must keep answering without the database.
-      for (const instance of instances) {
-        for (const key of loadKeys) expect((await poll(instance, key)).status).toBe(200);
-      }
-      const accessLogAt = nginx!.logOffset('access.log');
-      const load = new Load(loadOptions('postgres', 45_000));
-      const loadStarted = Date.now();
-      load.start();
-      let stopped = 0;
-      let restarting = 0;
-      let restarted = 0;
-      let firstWriteBack: number | undefined;
-      try {
-        await untilEveryInstanceServes('through nginx', load, loadStarted);
-        for (const instance of instances) instance.mark('PostgreSQL stop');
-        await pg!.stop('SIGINT');
-        stopped = Date.now();
-        // The outage lasts until every instance has served every key without its database and answered a write
-        // (whatever it answered: judged below), and more than five writes were answered in it.
-        await untilEveryInstanceServes('without the database', load, stopped, () => true);
-        await eventually(() => load.writes.filter((write) => write.startedAt >= stopped).length > 5, {
-          timeoutMs: 10_000,
-          intervalMs: 50,
-          what: 'six writes answered during the outage',
-        });
-        restarting = Date.now();
-        await pg!.start();
-        restarted = Date.now();
-        await within(15_000, async () => load.writes.some((write) => write.startedAt >= restarted && write.status < 300), 50);
-        firstWriteBack = load.writes.find((write) => write.startedAt >= restarted && write.status < 300)?.endedAt;
-        await untilEveryInstanceServes('after the restart', load, restarted);
-      } finally {
-        await load.stop();
-      }
-      const pollFailures = load.polls.filter(failed);
-      const during = load.writes.filter((write) => write.startedAt >= stopped && write.endedAt <= restarting);
-      const unexpectedWrites = load.writes.filter((write) => !(write.status < 300 || (write.status === 503 && write.code === 'SERVICE_UNAVAILABLE')));
-      process.stdout.write(
-        `PostgreSQL restart: ${JSON.stringify({
-          polls: Load.statuses(load.polls),
-          writes: Load.statuses(load.writes),
-          writesDuringOutage: Load.statuses(during),
-          outageMs: restarting - stopped,
-          writesBackAfterMs: firstWriteBack === undefined ? null : firstWriteBack - restarted,
-        })}\n`,
-      );
-      expect({ pollFailures: pollFailures.length, first: describeOutcomes(pollFailures) }).toEqual({ pollFailures: 0, first: '' });
-      // Not even one that nginx retried elsewhere: no instance answered a poll with an error.
-      const pollErrors = nginx!
-        .logFrom('access.log', accessLogAt)
-        .split('\n')
-        .filter((line) => line.includes('/v1/flags/config') && /upstream_status=\S*(50\d)/.test(line));
-      expect(pollErrors).toEqual([]);
-      // Writes during the outage are 503 SERVICE_UNAVAILABLE (never 500), answered within 10 s.
-      expect(during.length).toBeGreaterThan(5);
-      expect(describeOutcomes(during.filter((write) => write.status !== 503 || write.code !== 'SERVICE_UNAVAILABLE'))).toBe('');
-      expect({ unexpected: describeOutcomes(unexpectedWrites) }).toEqual({ unexpected: '' });
-      expect(Math.max(...load.writes.map((write) => write.endedAt - write.startedAt))).toBeLessThan(10_000);
-      // Writes succeed again within 10 s of the restart.
-      expect(firstWriteBack).toBeDefined();
-      expect(firstWriteBack! - restarted).toBeLessThan(10_000);
+  it(
+    'survives a PostgreSQL restart: 0 failed polls, 503 for writes meanwhile, writes back within 10 s, revocation still heard',
+    () =>
+      reported(async () => {
+        // Every instance has authenticated every load key (a restarted instance may have been left out by nginx
+        // for its fail_timeout): polls of keys it knows are what it must keep answering without the database.
+        for (const instance of instances) {
+          for (const key of loadKeys) expect((await poll(instance, key)).status).toBe(200);
+        }
+        const accessLogAt = nginx!.logOffset('access.log');
+        const load = new Load(loadOptions('postgres', 45_000));
+        const loadStarted = Date.now();
+        load.start();
+        let stopped = 0;
+        let restarting = 0;
+        let restarted = 0;
+        let firstWriteBack: number | undefined;
+        try {
+          await untilEveryInstanceServes('through nginx', load, loadStarted);
+          for (const instance of instances) instance.mark('PostgreSQL stop');
+          await pg!.stop('SIGINT');
+          stopped = Date.now();
+          // The outage lasts until every instance has served every key without its database and answered a write
+          // (whatever it answered: judged below), and more than five writes were answered in it.
+          await untilEveryInstanceServes('without the database', load, stopped, () => true);
+          await eventually(() => load.writes.filter((write) => write.startedAt >= stopped).length > 5, {
+            timeoutMs: 10_000,
+            intervalMs: 50,
+            what: 'six writes answered during the outage',
+          });
+          restarting = Date.now();
+          await pg!.start();
+          restarted = Date.now();
+          await within(15_000, async () => load.writes.some((write) => write.startedAt >= restarted && write.status < 300), 50);
+          firstWriteBack = load.writes.find((write) => write.startedAt >= restarted && write.status < 300)?.endedAt;
+          await untilEveryInstanceServes('after the restart', load, restarted);
+        } finally {
+          await load.stop();
+        }
+        const pollFailures = load.polls.filter(failed);
+        const during = load.writes.filter((write) => write.startedAt >= stopped && write.endedAt <= restarting);
+        const unexpectedWrites = load.writes.filter(
+          (write) => !(write.status < 300 || (write.status === 503 && write.code === 'SERVICE_UNAVAILABLE')),
+        );
+        process.stdout.write(
+          `PostgreSQL restart: ${JSON.stringify({
+            polls: Load.statuses(load.polls),
+            writes: Load.statuses(load.writes),
+            writesDuringOutage: Load.statuses(during),
+            outageMs: restarting - stopped,
+            writesBackAfterMs: firstWriteBack === undefined ? null : firstWriteBack - restarted,
+          })}\n`,
+        );
+        expect({ pollFailures: pollFailures.length, first: describeOutcomes(pollFailures) }).toEqual({ pollFailures: 0, first: '' });
+        // Not even one that nginx retried elsewhere: no instance answered a poll with an error.
+        const pollErrors = nginx!
+          .logFrom('access.log', accessLogAt)
+          .split('\n')
+          .filter((line) => line.includes('/v1/flags/config') && /upstream_status=\S*(50\d)/.test(line));
+        expect(pollErrors).toEqual([]);
+        // Writes during the outage are 503 SERVICE_UNAVAILABLE (never 500), answered within 10 s.
+        expect(during.length).toBeGreaterThan(5);
+        expect(describeOutcomes(during.filter((write) => write.status !== 503 || write.code !== 'SERVICE_UNAVAILABLE'))).toBe('');
+        expect({ unexpected: describeOutcomes(unexpectedWrites) }).toEqual({ unexpected: '' });
+        expect(Math.max(...load.writes.map((write) => write.endedAt - write.startedAt))).toBeLessThan(10_000);
+        // Writes succeed again within 10 s of the restart.
+        expect(firstWriteBack).toBeDefined();
+        expect(firstWriteBack! - restarted).toBeLessThan(10_000);
 
-      // A key revoked now is refused by every instance within 1 s.
-      await expectRevocationHeardEverywhere('revoked-after-postgres', two());
-    }),
+        // A key revoked now is refused by every instance within 1 s.
+        await expectRevocationHeardEverywhere('revoked-after-postgres', two());
+      }),
     TIMEOUT.postgres,
   );
 
-  it('survives a Redis restart: 0 failed polls, an edit made meanwhile reaches every instance, the shared limit holds again', () =>
-    reported(async () => {
-      const load = new Load(loadOptions('redis', 40_000));
-      const loadStarted = Date.now();
-      load.start();
-      const markers = new Map<Instance, string>();
-      let editDuringOutage: Reply | undefined;
-      let recovered: number | undefined;
-      let editHeard: number | undefined;
-      const valueOf = (reply: Reply) =>
-        reply.status === 200 ? reply.json<{ flags: Array<{ key: string; value: unknown }> }>().flags.find((f) => f.key === 'topology')?.value : undefined;
-      try {
-        await untilEveryInstanceServes('through nginx', load, loadStarted);
-        for (const instance of instances) markers.set(instance, instance.mark('Redis stop'));
-        await redis!.stop();
-        // Every instance knows the bus is down: both its connections say they are lost.
-        await eventually(() => instances.every((instance) => lostRedis(instance.logSince(markers.get(instance)!))), {
-          timeoutMs: 10_000,
-          intervalMs: 50,
-          what: 'every instance noticing that Redis is gone',
-        });
-        // An edit while the bus is down: announced once Redis is back (or every cache is dropped then).
-        editDuringOutage = await call(three().url, `/v1/flags/${flagId}`, {
-          method: 'PATCH',
-          headers: { Authorization: `Bearer ${org.key}` },
-          body: { type: 'boolean', value: true },
-        });
-        // The outage lasts until every instance has served every key and a write without Redis.
-        await untilEveryInstanceServes('without Redis', load, Date.now());
-        await redis!.start();
-        const restarted = Date.now();
-        // Each instance is back on Redis: its connections say so, and its limiter shares counts again.
-        recovered = await within(15_000, async () => instances.every((instance) => backOnRedis(instance.logSince(markers.get(instance)!))), 100);
-        editHeard = await within(10_000, async () => {
-          const replies = await Promise.all([one(), two()].map((instance) => poll(instance, org.key)));
-          return replies.every((reply) => valueOf(reply) === true);
-        }, 50);
-        if (editHeard !== undefined) editHeard = Date.now() - restarted;
-        await untilEveryInstanceServes('back on Redis', load, Date.now());
-      } finally {
-        await load.stop();
-      }
-      const failures = load.outcomes.filter(failed);
-      process.stdout.write(
-        `Redis restart: ${JSON.stringify({
-          polls: Load.statuses(load.polls),
-          writes: Load.statuses(load.writes),
-          recoveredAfterMs: recovered,
-          editHeardAfterRestartMs: editHeard,
-        })}\n`,
-      );
-      expect(editDuringOutage?.status).toBe(200);
-      expect({ failures: failures.length, first: describeOutcomes(failures) }).toEqual({ failures: 0, first: '' });
-      expect(recovered).toBeDefined();
-      expect(editHeard).toBeDefined();
+  it(
+    'survives a Redis restart: 0 failed polls, an edit made meanwhile reaches every instance, the shared limit holds again',
+    () =>
+      reported(async () => {
+        const load = new Load(loadOptions('redis', 40_000));
+        const loadStarted = Date.now();
+        load.start();
+        const markers = new Map<Instance, string>();
+        let editDuringOutage: Reply | undefined;
+        let recovered: number | undefined;
+        let editHeard: number | undefined;
+        const valueOf = (reply: Reply) =>
+          reply.status === 200
+            ? reply.json<{ flags: Array<{ key: string; value: unknown }> }>().flags.find((f) => f.key === 'topology')?.value
+            : undefined;
+        try {
+          await untilEveryInstanceServes('through nginx', load, loadStarted);
+          for (const instance of instances) markers.set(instance, instance.mark('Redis stop'));
+          await redis!.stop();
+          // Every instance knows the bus is down: both its connections say they are lost.
+          await eventually(() => instances.every((instance) => lostRedis(instance.logSince(markers.get(instance)!))), {
+            timeoutMs: 10_000,
+            intervalMs: 50,
+            what: 'every instance noticing that Redis is gone',
+          });
+          // An edit while the bus is down: announced once Redis is back (or every cache is dropped then).
+          editDuringOutage = await call(three().url, `/v1/flags/${flagId}`, {
+            method: 'PATCH',
+            headers: { Authorization: `Bearer ${org.key}` },
+            body: { type: 'boolean', value: true },
+          });
+          // The outage lasts until every instance has served every key and a write without Redis.
+          await untilEveryInstanceServes('without Redis', load, Date.now());
+          await redis!.start();
+          const restarted = Date.now();
+          // Each instance is back on Redis: its connections say so, and its limiter shares counts again.
+          recovered = await within(15_000, async () => instances.every((instance) => backOnRedis(instance.logSince(markers.get(instance)!))), 100);
+          editHeard = await within(
+            10_000,
+            async () => {
+              const replies = await Promise.all([one(), two()].map((instance) => poll(instance, org.key)));
+              return replies.every((reply) => valueOf(reply) === true);
+            },
+            50,
+          );
+          if (editHeard !== undefined) editHeard = Date.now() - restarted;
+          await untilEveryInstanceServes('back on Redis', load, Date.now());
+        } finally {
+          await load.stop();
+        }
+        const failures = load.outcomes.filter(failed);
+        process.stdout.write(
+          `Redis restart: ${JSON.stringify({
+            polls: Load.statuses(load.polls),
+            writes: Load.statuses(load.writes),
+            recoveredAfterMs: recovered,
+            editHeardAfterRestartMs: editHeard,
+          })}\n`,
+        );
+        expect(editDuringOutage?.status).toBe(200);
+        expect({ failures: failures.length, first: describeOutcomes(failures) }).toEqual({ failures: 0, first: '' });
+        expect(recovered).toBeDefined();
+        expect(editHeard).toBeDefined();
 
-      // The limit is shared again: a fresh key over the three instances stops at the limit, not at 3x it.
-      await expectSharedLimit('limit-after-redis');
-    }),
+        // The limit is shared again: a fresh key over the three instances stops at the limit, not at 3x it.
+        await expectSharedLimit('limit-after-redis');
+      }),
     TIMEOUT.redis,
   );
 });

@@ -47,7 +47,12 @@ export interface Proc {
   running(): boolean;
 }
 
-export function spawnLogged(name: string, command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; logFile: string }): Proc {
+export function spawnLogged(
+  name: string,
+  command: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; logFile: string },
+): Proc {
   const fd = openSync(options.logFile, 'a');
   const child = spawn(command, args, { cwd: options.cwd ?? REPO, env: options.env ?? process.env, stdio: ['ignore', fd, fd] });
   closeSync(fd);
@@ -67,7 +72,11 @@ export function spawnLogged(name: string, command: string, args: string[], optio
 }
 
 /** Sends `signal` to the process by PID and waits up to `timeoutMs` for it to exit; then SIGKILL. */
-export async function endProcess(proc: Proc | undefined, signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 15_000): Promise<number | string | undefined> {
+export async function endProcess(
+  proc: Proc | undefined,
+  signal: NodeJS.Signals = 'SIGTERM',
+  timeoutMs = 15_000,
+): Promise<number | string | undefined> {
   if (!proc) return undefined;
   if (!proc.running()) return proc.exited;
   try {
@@ -187,7 +196,6 @@ export async function within(timeoutMs: number, check: () => Promise<boolean>, i
   }
 }
 
-
 /* ------------------------------------------------------------------------------------------------------------
  * Service instances: `node dist/main.js`, as production runs it.
  * ---------------------------------------------------------------------------------------------------------- */
@@ -230,10 +238,14 @@ export class Instance {
       },
     });
     this.proc = proc;
-    const healthy = await within(timeoutMs, async () => {
-      if (!proc.running()) return true;
-      return (await call(this.url, '/health', { timeoutMs: 2_000 })).status === 200;
-    }, 100);
+    const healthy = await within(
+      timeoutMs,
+      async () => {
+        if (!proc.running()) return true;
+        return (await call(this.url, '/health', { timeoutMs: 2_000 })).status === 200;
+      },
+      100,
+    );
     if (!proc.running()) throw new Error(`${this.name} exited with ${await proc.exited} while starting:\n${tail(this.logFile)}`);
     if (healthy === undefined) throw new Error(`${this.name} was not healthy within ${timeoutMs} ms:\n${tail(this.logFile)}`);
   }

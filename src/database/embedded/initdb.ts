@@ -36,13 +36,11 @@ export async function initialiseCluster({ initdb, dataDir, clusterDir, superuser
     } finally {
       await file.close();
     }
-    await spawnInitdb(initdb, [
-      `--pgdata=${clusterDir}`,
-      '--auth=scram-sha-256',
-      `--username=${superuser}`,
-      `--pwfile=${passwordFile}`,
-      '--lc-messages=C',
-    ], runAs);
+    await spawnInitdb(
+      initdb,
+      [`--pgdata=${clusterDir}`, '--auth=scram-sha-256', `--username=${superuser}`, `--pwfile=${passwordFile}`, '--lc-messages=C'],
+      runAs,
+    );
   } finally {
     await unlink(passwordFile).catch(() => undefined);
   }

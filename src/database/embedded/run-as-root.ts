@@ -83,7 +83,10 @@ export async function assertPostgresCanReach(
   add(binaries.postgres, `the PostgreSQL binaries (${binaries.root})`);
   add(dataDir, `DATA_DIR (${dataDir})`);
   // What does not exist yet is made by the service, enterable (makeDataDir).
-  const blocked = await firstUnreachable(user, paths.filter((path) => existsSync(path)));
+  const blocked = await firstUnreachable(
+    user,
+    paths.filter((path) => existsSync(path)),
+  );
   if (blocked === undefined) return;
   const isFolder = blocked !== binaries.initdb && blocked !== binaries.postgres;
   throw new DatabaseSetupError(

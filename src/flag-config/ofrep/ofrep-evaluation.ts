@@ -57,7 +57,11 @@ export class OfrepError extends DomainError implements OfrepFlagKey {
 export function checkEvaluationRequest(body: unknown): void {
   const context = isObject(body) ? body.context : undefined;
   if (!isObject(context)) {
-    throw new OfrepError(HttpStatus.BAD_REQUEST, 'INVALID_CONTEXT', 'context must be a JSON object, such as {"context": {"targetingKey": "server-1"}}');
+    throw new OfrepError(
+      HttpStatus.BAD_REQUEST,
+      'INVALID_CONTEXT',
+      'context must be a JSON object, such as {"context": {"targetingKey": "server-1"}}',
+    );
   }
 }
 

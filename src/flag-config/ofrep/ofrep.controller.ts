@@ -1,6 +1,17 @@
 import type { ServerResponse } from 'node:http';
 import { Body, Controller, HttpCode, HttpStatus, Inject, Param, Post, Req, Res } from '@nestjs/common';
-import { ApiBody, ApiHeader, ApiNotFoundResponse, ApiNotModifiedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags, ApiBadRequestResponse } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiHeader,
+  ApiNotFoundResponse,
+  ApiNotModifiedResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiQuery,
+  ApiTags,
+  ApiBadRequestResponse,
+} from '@nestjs/swagger';
 import type { Request } from 'express';
 import { AcceptsApiKeyHeader, CurrentPrincipal, RequirePermission } from '../../auth/auth.decorators';
 import { Principal } from '../../auth/principal';
@@ -63,7 +74,12 @@ export class OfrepController {
   @ApiOkResponse({ type: OfrepBulkEvaluationDto, headers: VALIDATOR_HEADERS })
   @ApiNotModifiedResponse({ description: 'The flags are unchanged; empty body', headers: VALIDATOR_HEADERS })
   @ApiBadRequestResponse({ type: OfrepErrorDto, description: 'INVALID_CONTEXT: context is not a JSON object; PARSE_ERROR: the body is not JSON' })
-  async bulk(@CurrentPrincipal() principal: Principal, @Body() body: unknown, @Req() request: Request, @Res() response: ServerResponse): Promise<void> {
+  async bulk(
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: unknown,
+    @Req() request: Request,
+    @Res() response: ServerResponse,
+  ): Promise<void> {
     checkEvaluationRequest(body);
     const payload = await this.cache.get(principal.organizationId);
     if (isNotModified(request, payload)) {

@@ -48,7 +48,8 @@ export class OfrepBulkEvaluationDto {
 export class OfrepErrorDto {
   @ApiPropertyOptional({ description: 'The flag, on a single evaluation' }) key?: string;
   @ApiProperty({
-    description: 'INVALID_CONTEXT, PARSE_ERROR (not JSON), FLAG_NOT_FOUND; or UNAUTHORIZED, FORBIDDEN, RATE_LIMITED, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, SERVICE_UNAVAILABLE, GENERAL',
+    description:
+      'INVALID_CONTEXT, PARSE_ERROR (not JSON), FLAG_NOT_FOUND; or UNAUTHORIZED, FORBIDDEN, RATE_LIMITED, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, SERVICE_UNAVAILABLE, GENERAL',
     example: 'FLAG_NOT_FOUND',
   })
   errorCode: string;

@@ -1,6 +1,17 @@
 import type { ServerResponse } from 'node:http';
 import { Controller, Get, Inject, NotFoundException, Query, Req, Res, ServiceUnavailableException, UnauthorizedException } from '@nestjs/common';
-import { ApiBearerAuth, ApiForbiddenResponse, ApiNotFoundResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiQuery, ApiTags, ApiTooManyRequestsResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiForbiddenResponse,
+  ApiNotFoundResponse,
+  ApiHeader,
+  ApiOkResponse,
+  ApiOperation,
+  ApiQuery,
+  ApiTags,
+  ApiTooManyRequestsResponse,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
 import type { Request } from 'express';
 import { ApiKeyAuthenticator } from '../../auth/api-key-authenticator';
 import { AuthFailureLimiter } from '../../auth/auth-failure-limiter';
@@ -76,7 +87,10 @@ export class ConfigStreamController {
   })
   async stream(@Req() request: Request, @Res() response: ServerResponse, @Query('token') token?: unknown): Promise<void> {
     if (!this.config.streamsEnabled) throw new NotFoundException('The change stream is off (STREAMS_ENABLED=false)');
-    const principal = typeof token === 'string' || Array.isArray(token) ? await this.fromToken(request, token) : await authenticateOrCount(this.authenticator, this.failures, request);
+    const principal =
+      typeof token === 'string' || Array.isArray(token)
+        ? await this.fromToken(request, token)
+        : await authenticateOrCount(this.authenticator, this.failures, request);
     (request as AuthenticatedRequest).principal = principal; // for the request's log line
     const refusal = permissionRefusal(principal, CONFIG_POLL_PERMISSION);
     if (refusal) throw refusal;

@@ -101,6 +101,8 @@ export class SlotReservations {
   /** Gives back every slot of this instance at once (its streams have ended), rather than when their rows expire. */
   async releaseAll(): Promise<void> {
     await Promise.all(this.releasing.values());
-    await this.slots.releaseAll().catch((error: unknown) => this.logger.warn(`Could not release the stream slots of this instance: ${String(error)}`));
+    await this.slots
+      .releaseAll()
+      .catch((error: unknown) => this.logger.warn(`Could not release the stream slots of this instance: ${String(error)}`));
   }
 }

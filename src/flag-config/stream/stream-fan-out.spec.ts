@@ -6,7 +6,11 @@ describe('stream fan-out', () => {
   it('writes 256 streams at a time, yielding to the event loop between slices', async () => {
     const streams = Array.from({ length: 2 * WRITE_SLICE + 88 }, (_, index) => index);
     const written: number[] = [];
-    const done = writeInSlices(streams, () => true, (stream) => written.push(stream));
+    const done = writeInSlices(
+      streams,
+      () => true,
+      (stream) => written.push(stream),
+    );
     expect(WRITE_SLICE).toBe(256);
     expect(written).toHaveLength(256);
     await turn();

@@ -16,7 +16,9 @@ describe('StreamTokens', () => {
     // ...and every answer of that window carries the very same token (one stream URL), 45 minutes at least.
     expect(tokens.sign(organizationId, keyId, now + window)).toBe(token);
     expect(tokens.sign(organizationId, keyId, now + window + 1)).not.toBe(token);
-    expect(tokens.verify(tokens.sign(organizationId, keyId, now), now)!.expiresAt).toBe(now / 1000 + STREAM_TOKEN_TTL_SECONDS - STREAM_TOKEN_WINDOW_SECONDS);
+    expect(tokens.verify(tokens.sign(organizationId, keyId, now), now)!.expiresAt).toBe(
+      now / 1000 + STREAM_TOKEN_TTL_SECONDS - STREAM_TOKEN_WINDOW_SECONDS,
+    );
   });
 
   it('refuses a token signed with another secret, a changed payload, and malformed ones', () => {

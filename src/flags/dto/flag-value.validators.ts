@@ -10,10 +10,8 @@ export function IsFlagValue(options?: ValidationOptions) {
       propertyName,
       options,
       validator: {
-        validate: (value: unknown, args: ValidationArguments) =>
-          flagValueError((args.object as { type?: unknown }).type, value) === null,
-        defaultMessage: (args: ValidationArguments) =>
-          flagValueError((args.object as { type?: unknown }).type, args.value) ?? 'value is invalid',
+        validate: (value: unknown, args: ValidationArguments) => flagValueError((args.object as { type?: unknown }).type, value) === null,
+        defaultMessage: (args: ValidationArguments) => flagValueError((args.object as { type?: unknown }).type, args.value) ?? 'value is invalid',
       },
     });
 }

@@ -7,7 +7,8 @@ import { ApiPropertyOptions } from '@nestjs/swagger';
  * null can match; every other value matches exactly one branch.
  */
 export const JSON_VALUE_SCHEMA: ApiPropertyOptions = {
-  description: 'Any JSON value; must match `type` (boolean, string, finite number, or any JSON, null included). At most 4 KB serialized and 4 levels deep.',
+  description:
+    'Any JSON value; must match `type` (boolean, string, finite number, or any JSON, null included). At most 4 KB serialized and 4 levels deep.',
   oneOf: [
     { type: 'boolean' },
     { type: 'string' },

@@ -1,5 +1,14 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Post, Query } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiConflictResponse, ApiCreatedResponse, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiConflictResponse,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import { CurrentPrincipal, RequirePermission } from '../../auth/auth.decorators';
 import { Principal } from '../../auth/principal';
 import { UuidParam } from '../../common/decorators/uuid-param.decorator';
@@ -28,7 +37,8 @@ export class FlagSchedulesController {
   @ApiCreatedResponse({ type: FlagScheduleDto })
   @ApiBadRequestResponse({
     type: ApiErrorDto,
-    description: 'flagId is not a UUID; `at` is not an ISO 8601 instant in the future, at most a year ahead; `change` breaks a PATCH rule or is empty',
+    description:
+      'flagId is not a UUID; `at` is not an ISO 8601 instant in the future, at most a year ahead; `change` breaks a PATCH rule or is empty',
   })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such flag in this organization' })
   @ApiConflictResponse({ type: ApiErrorDto, description: 'TOO_MANY_SCHEDULES: the flag already has 100 pending schedules' })
@@ -61,12 +71,11 @@ export class FlagSchedulesController {
   @ApiOperation({ summary: 'Cancel a pending schedule (it is removed)' })
   @ApiNoContentResponse({ description: 'Cancelled' })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: 'flagId or scheduleId is not a UUID' })
-  @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No pending schedule with this id for this flag (never made, cancelled, applied or failed)' })
-  cancel(
-    @CurrentPrincipal() principal: Principal,
-    @UuidParam('flagId') flagId: string,
-    @UuidParam('scheduleId') scheduleId: string,
-  ): Promise<void> {
+  @ApiNotFoundResponse({
+    type: ApiErrorDto,
+    description: 'No pending schedule with this id for this flag (never made, cancelled, applied or failed)',
+  })
+  cancel(@CurrentPrincipal() principal: Principal, @UuidParam('flagId') flagId: string, @UuidParam('scheduleId') scheduleId: string): Promise<void> {
     return this.schedules.cancel(principal.organizationId, flagId, scheduleId);
   }
 }

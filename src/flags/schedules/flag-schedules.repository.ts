@@ -29,16 +29,21 @@ export class FlagSchedulesRepository {
   }
 
   /** The flag's schedules in the order they apply: by `at`, then in the order they were made. */
-  async list(db: Db, organizationId: string, flagId: string, window: { offset: number; limit: number }): Promise<{ rows: FlagSchedule[]; total: number }> {
+  async list(
+    db: Db,
+    organizationId: string,
+    flagId: string,
+    window: { offset: number; limit: number },
+  ): Promise<{ rows: FlagSchedule[]; total: number }> {
     const [rows, [{ total }]] = await Promise.all([
       db.rows<FlagSchedule>(
         `SELECT ${COLUMNS} FROM flag_schedules WHERE organization_id = $1 AND flag_id = $2 ORDER BY at, created_at, id OFFSET $3 LIMIT $4`,
         [organizationId, flagId, window.offset, window.limit],
       ),
-      db.rows<{ total: number }>(
-        `SELECT count(*)::int AS total FROM flag_schedules WHERE organization_id = $1 AND flag_id = $2`,
-        [organizationId, flagId],
-      ),
+      db.rows<{ total: number }>(`SELECT count(*)::int AS total FROM flag_schedules WHERE organization_id = $1 AND flag_id = $2`, [
+        organizationId,
+        flagId,
+      ]),
     ]);
     return { rows, total };
   }

@@ -17,14 +17,24 @@ export class CdnController {
   @Get(':organizationId/:mediaId')
   @ApiOperation({ summary: 'Download a complete file (supports If-None-Match and a single Range)' })
   @CdnResponses()
-  async download(@Param('organizationId') organizationId: string, @Param('mediaId') mediaId: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+  async download(
+    @Param('organizationId') organizationId: string,
+    @Param('mediaId') mediaId: string,
+    @Req() request: Request,
+    @Res() response: Response,
+  ): Promise<void> {
     send(response, await this.cdn.read(organizationId, mediaId, cdnRequest(request)));
   }
 
   @Head(':organizationId/:mediaId')
   @ApiOperation({ summary: 'The headers of a download, without the body' })
   @CdnResponses()
-  async head(@Param('organizationId') organizationId: string, @Param('mediaId') mediaId: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+  async head(
+    @Param('organizationId') organizationId: string,
+    @Param('mediaId') mediaId: string,
+    @Req() request: Request,
+    @Res() response: Response,
+  ): Promise<void> {
     send(response, await this.cdn.read(organizationId, mediaId, cdnRequest(request)));
   }
 }
@@ -36,7 +46,11 @@ function CdnResponses() {
     ApiParam({ name: 'organizationId', format: 'uuid' }),
     ApiParam({ name: 'mediaId', format: 'uuid' }),
     ApiProduces('*/*'),
-    ApiResponse({ status: 200, schema: file, description: 'The file, with its stored Content-Type, Content-Length, a strong ETag and Cache-Control immutable' }),
+    ApiResponse({
+      status: 200,
+      schema: file,
+      description: 'The file, with its stored Content-Type, Content-Length, a strong ETag and Cache-Control immutable',
+    }),
     ApiResponse({ status: 206, schema: file, description: 'The requested byte range, with Content-Range' }),
     ApiResponse({ status: 304, description: 'If-None-Match matched the ETag' }),
     ApiStorageErrors(

@@ -77,10 +77,7 @@ export class StorageController {
     [HttpStatus.NOT_FOUND, 'NOT_FOUND: no such file in this organization'],
   )
   @RequireStoragePermission(Permission.STORAGE_WRITE)
-  deleteItem(
-    @CurrentPrincipal() principal: Principal,
-    @UuidParam('fileId', StorageErrors.invalidUuid) fileId: string,
-  ): Promise<MessageDto> {
+  deleteItem(@CurrentPrincipal() principal: Principal, @UuidParam('fileId', StorageErrors.invalidUuid) fileId: string): Promise<MessageDto> {
     return this.storage.deleteItem(principal.organizationId, fileId);
   }
 }

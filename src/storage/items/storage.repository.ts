@@ -77,10 +77,10 @@ export class StorageRepository {
 
   /** A failed upload gives the URL back, so the client can retry it until it expires. */
   async releaseClaim(db: Db, organizationId: string, itemId: string): Promise<void> {
-    await db.rows(
-      `UPDATE storage_items SET upload_claimed_at = NULL WHERE id = $1 AND organization_id = $2 AND state = 'pending'`,
-      [itemId, organizationId],
-    );
+    await db.rows(`UPDATE storage_items SET upload_claimed_at = NULL WHERE id = $1 AND organization_id = $2 AND state = 'pending'`, [
+      itemId,
+      organizationId,
+    ]);
   }
 
   /** null when the item was deleted or purged while its bytes were streaming. */
@@ -139,17 +139,14 @@ export class StorageRepository {
   }
 
   findItem(db: Db, organizationId: string, itemId: string): Promise<StorageItem | null> {
-    return db.row<StorageItem>(`SELECT ${COLUMNS} FROM storage_items WHERE id = $1 AND organization_id = $2`, [
-      itemId,
-      organizationId,
-    ]);
+    return db.row<StorageItem>(`SELECT ${COLUMNS} FROM storage_items WHERE id = $1 AND organization_id = $2`, [itemId, organizationId]);
   }
 
   findCompleteItem(db: Db, organizationId: string, itemId: string): Promise<StorageItem | null> {
-    return db.row<StorageItem>(
-      `SELECT ${COLUMNS} FROM storage_items WHERE id = $1 AND organization_id = $2 AND state = 'complete'`,
-      [itemId, organizationId],
-    );
+    return db.row<StorageItem>(`SELECT ${COLUMNS} FROM storage_items WHERE id = $1 AND organization_id = $2 AND state = 'complete'`, [
+      itemId,
+      organizationId,
+    ]);
   }
 
   /** Newest first, ties broken by id so pages never overlap. */
@@ -199,10 +196,7 @@ export class StorageRepository {
   /** Deletes every matching row and returns their object keys. */
   async deleteItems(db: Db, organizationId: string, filter: ItemFilter): Promise<string[]> {
     const [where, parameters] = filterClause(organizationId, filter);
-    const rows = await db.rows<{ objectKey: string }>(
-      `DELETE FROM storage_items WHERE ${where} RETURNING object_key AS "objectKey"`,
-      parameters,
-    );
+    const rows = await db.rows<{ objectKey: string }>(`DELETE FROM storage_items WHERE ${where} RETURNING object_key AS "objectKey"`, parameters);
     return rows.map((row) => row.objectKey);
   }
 

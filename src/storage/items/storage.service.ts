@@ -59,9 +59,8 @@ export class StorageService {
       throw StorageErrors.validation('contentType and size must be given together (pre-allocated mode) or not at all');
     }
     const normalizedType = normalizeContentType(contentType);
-    if (!normalizedType) throw StorageErrors.validation(
-        'contentType must be a MIME type such as image/png (quoted parameter values may hold visible ASCII only)',
-      );
+    if (!normalizedType)
+      throw StorageErrors.validation('contentType must be a MIME type such as image/png (quoted parameter values may hold visible ASCII only)');
     const maxBytes = this.config.storage.maxUploadBytes;
     if (size > maxBytes) throw StorageErrors.tooLarge(maxBytes, 'MAX_UPLOAD_BYTES');
     let parsedMetadata = null;

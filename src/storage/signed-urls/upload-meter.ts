@@ -53,9 +53,7 @@ export class UploadMeter extends Transform {
   override _flush(callback: TransformCallback): void {
     const expected = this.limits.exactBytes;
     if (expected !== undefined && this.bytes !== expected) {
-      return callback(
-        this.fail(StorageErrors.validation(`The body has ${this.bytes} bytes but the signed URL was issued for ${expected}`)),
-      );
+      return callback(this.fail(StorageErrors.validation(`The body has ${this.bytes} bytes but the signed URL was issued for ${expected}`)));
     }
     callback();
   }

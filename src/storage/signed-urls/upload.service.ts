@@ -139,7 +139,11 @@ export class UploadService {
       const usage = await this.allocation.usageNow(organizationId);
       if (usage && usage.allocation - usage.reserved < maxUploadBytes) {
         const room = Math.max(0, usage.allocation - usage.reserved);
-        limits = { maxBytes: room, limitReason: 'the room left in the storage allocation', exceeded: () => StorageErrors.allocationRoomExceeded(usage) };
+        limits = {
+          maxBytes: room,
+          limitReason: 'the room left in the storage allocation',
+          exceeded: () => StorageErrors.allocationRoomExceeded(usage),
+        };
       }
       const form = await this.receiveForm(request, objectKey, limits);
       if (!form.file) throw StorageErrors.validation('file is required: send the file as a multipart file part named "file"');

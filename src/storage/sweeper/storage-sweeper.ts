@@ -159,7 +159,10 @@ export class StorageSweeper implements OnApplicationBootstrap, OnApplicationShut
 
     for (let start = 0; start < candidates.length; start += BATCH) {
       const batch = candidates.slice(start, start + BATCH);
-      const existing = await this.repository.existingItemIds(this.sql, batch.map((key) => itemIdOfKey(key)!));
+      const existing = await this.repository.existingItemIds(
+        this.sql,
+        batch.map((key) => itemIdOfKey(key)!),
+      );
       for (const key of batch) {
         if (!existing.has(itemIdOfKey(key)!) && (await this.deleteObject(key))) report.orphanObjects += 1;
       }

@@ -27,7 +27,14 @@ async function recordingFetch(request, init) {
     const response = await fetch(request, init);
     entry.status = response.status;
     entry.etag = response.headers.get('ETag');
-    if (response.status === 200) entry.eventStreams = await response.clone().json().then((body) => body.eventStreams, () => undefined);
+    if (response.status === 200)
+      entry.eventStreams = await response
+        .clone()
+        .json()
+        .then(
+          (body) => body.eventStreams,
+          () => undefined,
+        );
     return response;
   } catch (error) {
     entry.failed = failure(error);

@@ -8,9 +8,7 @@ export type PageResponse =
   | { rejected: { name: string; message: string }; status?: undefined };
 
 export type PageBody =
-  | { json: unknown }
-  | { bytes: string; type: string }
-  | { form: { file: { bytes: string; type: string; name: string }; metadata?: string } };
+  { json: unknown } | { bytes: string; type: string } | { form: { file: { bytes: string; type: string; name: string }; metadata?: string } };
 
 export interface PageRequest {
   method?: string;
@@ -20,9 +18,7 @@ export interface PageRequest {
 }
 
 export type PixelResult =
-  | { width: number; height: number; pixel: number[] }
-  | { loadFailed: string }
-  | { readFailed: { name: string; message: string } };
+  { width: number; height: number; pixel: number[] } | { loadFailed: string } | { readFailed: { name: string; message: string } };
 
 /** A request the page sent, as the browser saw it (Playwright's resource types: 'fetch', 'eventsource', ...). */
 export interface SentRequest {
@@ -41,7 +37,11 @@ export class BrowserPage {
   private readonly log: string[] = [];
   private readonly sent: SentRequest[] = [];
 
-  private constructor(readonly origin: string, private readonly context: BrowserContext, private readonly page: Page) {
+  private constructor(
+    readonly origin: string,
+    private readonly context: BrowserContext,
+    private readonly page: Page,
+  ) {
     page.on('console', (message) => this.log.push(`[console.${message.type()}] ${message.text()}`));
     page.on('pageerror', (error) => this.log.push(`[pageerror] ${error.message}`));
     page.on('request', (request) => this.sent.push({ method: request.method(), url: request.url(), resourceType: request.resourceType() }));

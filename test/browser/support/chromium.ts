@@ -31,7 +31,7 @@ export async function launchChromium(): Promise<Browser> {
     throw new Error(
       process.env.CI === 'true'
         ? `CI=true and Chromium is missing (${where} is not an executable): the browser tests must run in CI; ` +
-            'install Debian\'s package (apt-get install chromium) in the CI image, or set CHROMIUM_PATH.'
+            "install Debian's package (apt-get install chromium) in the CI image, or set CHROMIUM_PATH."
         : `The browser tests need Chromium, and ${where} is not an executable. Install Debian's package ` +
             '(apt-get install chromium) or set CHROMIUM_PATH to a Chromium binary. (npm test does not run this suite.)',
     );

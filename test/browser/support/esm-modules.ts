@@ -60,7 +60,8 @@ export function esmModules(specifiers: string[]): EsmModules {
     if (byDir.has(found.dir)) continue;
     byDir.set(found.dir, found);
     for (const file of moduleGraph(found)) {
-      for (const bare of bareImportsOf(file)) pending.push({ specifier: bare, from: found.dir, importer: `${found.name}/${relative(found.dir, file)}` });
+      for (const bare of bareImportsOf(file))
+        pending.push({ specifier: bare, from: found.dir, importer: `${found.name}/${relative(found.dir, file)}` });
     }
   }
 

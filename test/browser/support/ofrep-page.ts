@@ -106,7 +106,11 @@ export class OfrepPage {
    */
   async waitForChange(flagKey: string, after: number, timeoutMs: number): Promise<ConfigurationChange> {
     const came = await this.page.becomes(
-      ([key, skip]) => (globalThis as any).ofrep.recorded().changes.slice(skip).some((change: ConfigurationChange) => change.flagsChanged.includes(key)),
+      ([key, skip]) =>
+        (globalThis as any).ofrep
+          .recorded()
+          .changes.slice(skip)
+          .some((change: ConfigurationChange) => change.flagsChanged.includes(key)),
       [flagKey, after] as const,
       timeoutMs,
     );
@@ -128,7 +132,9 @@ export class OfrepPage {
       (tag) =>
         (globalThis as any).ofrep
           .recorded()
-          .requests.some((r: ProviderRequest) => new URL(r.url).searchParams.get('flagConfigEtag') === tag && (r.status !== undefined || r.failed !== undefined)),
+          .requests.some(
+            (r: ProviderRequest) => new URL(r.url).searchParams.get('flagConfigEtag') === tag && (r.status !== undefined || r.failed !== undefined),
+          ),
       etag,
       timeoutMs,
     );

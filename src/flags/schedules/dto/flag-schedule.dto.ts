@@ -8,7 +8,6 @@ import { JSON_VALUE_SCHEMA } from '../../dto/json-value.schema';
 import { FLAG_RUNTIMES, FLAG_TYPES, FlagRuntime, FlagType } from '../../flag.model';
 import { FlagSchedule, SCHEDULE_STATES, ScheduleState } from '../flag-schedule';
 
-
 export class CreateFlagScheduleDto {
   @ApiProperty({
     format: 'date-time',
@@ -65,7 +64,8 @@ export class FlagScheduleDto {
 }
 
 export class FlagSchedulePageDto {
-  @ApiProperty({ type: [FlagScheduleDto], description: 'In the order they apply: by at, then in the order they were made' }) results: FlagScheduleDto[];
+  @ApiProperty({ type: [FlagScheduleDto], description: 'In the order they apply: by at, then in the order they were made' })
+  results: FlagScheduleDto[];
   @ApiProperty(pageFields.total) total: number;
   @ApiProperty(pageFields.page) page: number;
   @ApiProperty(pageFields.totalPages) totalPages: number;

@@ -2,8 +2,7 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { PurgeDto } from './purge.dto';
 
-const errorsOf = (body: object) =>
-  validateSync(plainToInstance(PurgeDto, body)).map((error) => Object.values(error.constraints ?? {}).join('; '));
+const errorsOf = (body: object) => validateSync(plainToInstance(PurgeDto, body)).map((error) => Object.values(error.constraints ?? {}).join('; '));
 
 describe('PurgeDto dates', () => {
   it.each(['2025-03-01', '2025-03-01T00:00:00Z', '2025-03-01T00:00:00.123+01:00', '2025-03-01T00:00:00+0100', '2025-03'])(

@@ -16,7 +16,7 @@ import { FlagSchedulesService } from '../../src/flags/schedules/flag-schedules.s
 import { OrganizationsService } from '../../src/organizations/organizations.service';
 import { FakeClock } from '../support/fake-clock';
 import { refusal } from '../support/refusal';
-import { ConfiguredServiceTestContext, createServiceContextWith } from '../support/service-context';
+import { ConfiguredServiceTestContext, createServiceContextWith } from '../support/service-module';
 
 const MINUTE = 60 * 1000;
 const HOUR = 60 * MINUTE;

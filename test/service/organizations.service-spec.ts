@@ -8,7 +8,7 @@ import { OrganizationsService } from '../../src/organizations/organizations.serv
 import { QuotaService } from '../../src/quota/quota.service';
 import { eventually } from '../support/eventually';
 import { refusal } from '../support/refusal';
-import { ConfiguredServiceTestContext, createServiceContextWith } from '../support/service-context';
+import { ConfiguredServiceTestContext, createServiceContextWith } from '../support/service-module';
 
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
 /** Not the built-in default (1 GiB), so that an allocation of this size can only have come from the configuration. */

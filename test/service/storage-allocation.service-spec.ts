@@ -6,7 +6,7 @@ import { StorageAllocation } from '../../src/storage/items/storage-allocation';
 import { StorageService } from '../../src/storage/items/storage.service';
 import { storageItems } from '../factories/storage-items';
 import { refusal } from '../support/refusal';
-import { ConfiguredServiceTestContext, createServiceContextWith } from '../support/service-context';
+import { ConfiguredServiceTestContext, createServiceContextWith } from '../support/service-module';
 
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
 const MINUTE = 60 * 1000;

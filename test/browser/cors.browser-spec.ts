@@ -9,7 +9,7 @@ import { CONTROL_COLOUR, PageServer, startPageServer } from './support/page-serv
 import { Rgb, solidPng } from './support/png';
 
 /**
- * decisions.md, "Browsers (CORS)", in a real browser: a web page on an origin listed in CORS_ORIGINS uses the
+ * README, "Browsers (CORS)", in a real browser: a web page on an origin listed in CORS_ORIGINS uses the
  * API with a bearer key, revalidates the config poll, uploads to signed URLs and draws the files it uploaded
  * from the CDN onto a canvas; a page on another origin cannot read the API, and nobody can read the admin API.
  *

@@ -21,7 +21,7 @@ const KEY_A = '6a2f5e0c-5f6e-4c1b-9d55-000000000001';
 const KEY_B = '6a2f5e0c-5f6e-4c1b-9d55-000000000002';
 const snapshot = (value: unknown) => ({ name: 'Flag', description: null, type: 'json', value, runtime: 'shared', archived: false });
 
-/** The audit log's filters and its export (decisions.md "Live operations"). */
+/** The audit log's filters and its export (README, "Live operations"). */
 describe('audit filters and export', () => {
   const { t, org } = useTestApp();
 

@@ -6,7 +6,7 @@ import { useTestApp } from '../support/test-suite';
 
 type Entry = { id: string; action: string; actorType: string; actorId: string | null; before: unknown; after: unknown };
 
-/** POST /v1/flags/{flagId}/restore (decisions.md "Live operations"): an ordinary edit by the calling key. */
+/** POST /v1/flags/{flagId}/restore (README, "Live operations"): an ordinary edit by the calling key. */
 describe('restoring a flag from its audit log', () => {
   const { t, org } = useTestApp();
 

@@ -10,7 +10,7 @@ import { createTestApp, TestApp } from '../support/test-app';
 const HOUR = 60 * 60 * 1000;
 
 /**
- * Scheduled changes (decisions.md "Live operations"). Every instance here reads a FakeClock: a schedule falls
+ * Scheduled changes (README, "Live operations"). Every instance here reads a FakeClock: a schedule falls
  * due when a test moves that clock past its `at`, and the test then runs the scheduler's tick (what the clock's
  * timer runs every SCHEDULER_TICK_MS; a FakeClock runs none by itself), so nothing waits for real time.
  */

@@ -9,7 +9,7 @@ import { createTestApp, TestApp } from '../support/test-app';
 const BULK = '/ofrep/v1/evaluate/flags';
 const CONTEXT = { context: { targetingKey: 'server-eu-1' } };
 
-/** OFREP (decisions.md "OpenFeature (OFREP)"), over HTTP and through the real OpenFeature Node SDK and provider. */
+/** OFREP (README, "OpenFeature (OFREP)"), over HTTP and through the real OpenFeature Node SDK and provider. */
 describe('OpenFeature Remote Evaluation Protocol', () => {
   let t: TestApp;
   let org: TestOrganization;

@@ -25,7 +25,7 @@ import {
 /*
  * The deployment as an operator runs it: three instances of the built service (`node dist/main.js`, separate
  * processes) behind nginx, on a PostgreSQL, a Redis and an S3 store (s3rver) of the test's own, all on
- * 127.0.0.1. It checks what issue 7 and decisions.md "Operations" promise across instances and through faults.
+ * 127.0.0.1. It checks what README ("Running several instances", "Operations") promises across instances and through faults.
  *
  * Bounds: every hook and test has its own timeout (their sum is under 10 minutes), every loop is bounded in
  * count and time, and every process is ended by PID in afterAll.

@@ -1,5 +1,6 @@
 import { Agent, createServer, get, IncomingMessage, Server } from 'node:http';
 import { AddressInfo, connect } from 'node:net';
+import { eventually } from '../../test/support/eventually';
 import { HttpDrain } from './http-drain';
 
 describe('HttpDrain', () => {
@@ -102,6 +103,10 @@ describe('HttpDrain', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
+    // A proxy's idle connection: with a connection open, shutdown drains and fences.
+    const proxy = connect(port, '127.0.0.1');
+    await new Promise((resolve) => proxy.once('connect', resolve));
+    await eventually(() => drain.connections === 1, { what: 'the proxy connection counted' });
 
     const drained = drain.drain({ drainMs: 100, fenceMs: 400, graceMs: 3_000 });
     await expect(fetchOnce('/poll')).resolves.toMatchObject({ status: 200, connection: 'close' }); // before the fence
@@ -109,8 +114,26 @@ describe('HttpDrain', () => {
     await expect(fetchOnce('/poll')).resolves.toMatchObject({ status: 503, connection: 'close' });
     await expect(fetchOnce('/write')).resolves.toMatchObject({ status: 200, connection: 'close' });
     expect(served).toEqual(['/poll', '/write']);
+    proxy.destroy();
     await drained;
     await expect(fetchOnce('/poll')).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  });
+
+  it('with no connection open, stops accepting at once instead of waiting out the drain period and the fence', async () => {
+    expect(drain.connections).toBe(0);
+    // Ten minutes of drain and fence: were they waited out, the race below would answer 'still draining'.
+    const drained = drain.drain({ drainMs: 600_000, fenceMs: 600_000, graceMs: 1_200_000 }).then(() => 'stopped');
+    const outcome = await Promise.race([drained, new Promise((resolve) => setTimeout(() => resolve('still draining'), 5_000).unref())]);
+    expect(outcome).toBe('stopped');
+    await expect(fetchOnce()).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  });
+
+  it('counts the connections open, so that one left open keeps the drain going', async () => {
+    const first = await fetchOnce();
+    expect(first.connection).toBe('keep-alive');
+    expect(drain.connections).toBe(1);
+    agent.destroy();
+    await eventually(() => drain.connections === 0, { what: 'the closed connection uncounted' });
   });
 
   it('cuts a request that outlasts the grace period', async () => {

@@ -34,15 +34,30 @@ export type Refusal = (request: IncomingMessage, response: ServerResponse) => bo
  * It never closes a connection it considers idle: Node counts a connection that was just accepted, whose
  * request is on its way, as idle (and `http.Server.close()` closes those), which reset requests a proxy had
  * already sent. Connections end by themselves here: each answer closes its own.
+ *
+ * With no connection open when shutdown begins (a person stopping `npm start`, nothing behind a proxy), there is
+ * nothing to drain and nobody to fence: it stops accepting at once, so that the process, and the database it
+ * stops after it, are gone by the time the prompt is back.
  */
 export class HttpDrain {
   private draining = false;
   private fencing = false;
+  private openConnections = 0;
 
   constructor(
     private readonly server: Server,
     private readonly refuse: Refusal = () => false,
-  ) {}
+  ) {
+    server.on('connection', (socket) => {
+      this.openConnections += 1;
+      socket.once('close', () => (this.openConnections -= 1));
+    });
+  }
+
+  /** Connections accepted since this drain was made and not closed yet. */
+  get connections(): number {
+    return this.openConnections;
+  }
 
   get isDraining(): boolean {
     return this.draining;
@@ -60,9 +75,11 @@ export class HttpDrain {
       if (this.fencing && this.refuse(request, response)) return;
       for (const listener of listeners) listener.call(this.server, request, response);
     });
-    await sleep(Math.min(drainMs, graceMs));
-    this.fencing = true;
-    await sleep(Math.max(0, Math.min(fenceMs, deadline - Date.now())));
+    if (this.openConnections > 0) {
+      await sleep(Math.min(drainMs, graceMs));
+      this.fencing = true;
+      await sleep(Math.max(0, Math.min(fenceMs, deadline - Date.now())));
+    }
     await this.justAfterAccepting();
     // net.Server's close stops accepting and waits for the connections to end, without http's idle sweep.
     const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(this.server, () => resolve()));

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { get as httpGet, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -106,3 +106,66 @@ describe('shutdown on SIGTERM', () => {
     }
   });
 });
+
+/**
+ * `npm start`, then Ctrl-C with nothing connected: there is nothing to drain, so the process stops at once and
+ * stops its embedded PostgreSQL before it exits, instead of waiting out the keep-alive period (here a minute)
+ * while the prompt is already back.
+ */
+describe('shutdown with no connection open (embedded PostgreSQL)', () => {
+  it('exits without waiting out the keep-alive period, its database stopped', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'flagstore-shutdown-idle-'));
+    chmodSync(dataDir, 0o711); // as root, PostgreSQL runs as `postgres`, which must enter it
+    const port = await freePort();
+    const service = startService({
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: '60',
+      SHUTDOWN_GRACE_SECONDS: '90',
+      LOG_LEVEL: 'warn',
+    });
+    try {
+      await healthyWithoutKeepAlive(port, service);
+      const postmasterPid = Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+      expect(isRunning(postmasterPid)).toBe(true);
+
+      service.process.kill('SIGTERM');
+      // Waiting out the drain would take over 60 s (the keep-alive period and the fence).
+      const outcome = await Promise.race([service.exited, pause(30_000).then(() => 'still running')]);
+      expect(outcome).toBe(0);
+      expect(isRunning(postmasterPid)).toBe(false);
+      expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+    } finally {
+      if (service.process.exitCode === null) service.process.kill('SIGKILL');
+      await service.exited;
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** Health answers 200 on a connection that closes with its answer, so that none is left open. */
+async function healthyWithoutKeepAlive(port: number, service: RunningService): Promise<void> {
+  const deadline = Date.now() + 90_000;
+  while (Date.now() < deadline) {
+    if (service.process.exitCode !== null) throw new Error(`service exited:\n${service.output()}`);
+    const status = await new Promise<number>((resolve) => {
+      httpGet({ host: '127.0.0.1', port, path: '/health', agent: false, headers: { Connection: 'close' } }, (response) => {
+        response.resume();
+        response.on('end', () => resolve(response.statusCode ?? 0));
+      }).on('error', () => resolve(0));
+    });
+    if (status === 200) return;
+    await pause(200);
+  }
+  throw new Error(`service did not become healthy:\n${service.output()}`);
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,10 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { get as httpGet, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { freePort } from '../../src/common/free-port';
+import { runningPostmaster } from '../../src/database/embedded-postgres';
 import { RunningService, startService, waitForHealth } from '../support/boot-service';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 
@@ -127,15 +128,16 @@ describe('shutdown with no connection open (embedded PostgreSQL)', () => {
     });
     try {
       await healthyWithoutKeepAlive(port, service);
-      const postmasterPid = Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
-      expect(isRunning(postmasterPid)).toBe(true);
+      const clusterDir = join(dataDir, 'postgres');
+      expect(await runningPostmaster(clusterDir)).not.toBeNull();
 
       service.process.kill('SIGTERM');
       // Waiting out the drain would take over 60 s (the keep-alive period and the fence).
       const outcome = await Promise.race([service.exited, pause(30_000).then(() => 'still running')]);
       expect(outcome).toBe(0);
-      expect(isRunning(postmasterPid)).toBe(false);
-      expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+      // PostgreSQL removes its pid file last when it stops.
+      expect(existsSync(join(clusterDir, 'postmaster.pid'))).toBe(false);
+      expect(await runningPostmaster(clusterDir)).toBeNull();
     } finally {
       if (service.process.exitCode === null) service.process.kill('SIGKILL');
       await service.exited;
@@ -159,13 +161,4 @@ async function healthyWithoutKeepAlive(port: number, service: RunningService): P
     await pause(200);
   }
   throw new Error(`service did not become healthy:\n${service.output()}`);
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -3,13 +3,13 @@ import { AuditRepository } from '../../src/audit/audit.repository';
 import { DomainError } from '../../src/common/domain-error';
 import { Sql } from '../../src/database/sql';
 import { AuditQueryDto, FeatureFlagAuditEntryDto } from '../../src/flags/dto/flag-audit.dto';
-import { CreateFlagDto, UpdateFlagDto } from '../../src/flags/dto/flag-input.dto';
+import { UpdateFlagDto } from '../../src/flags/dto/flag-input.dto';
 import { FlagAction } from '../../src/flags/flag.model';
-import { FlagWriter } from '../../src/flags/flag-writer';
 import { FlagsRepository } from '../../src/flags/flags.repository';
 import { FlagsService } from '../../src/flags/flags.service';
 import { OrganizationsService } from '../../src/organizations/organizations.service';
 import { refusal } from '../support/refusal';
+import { flagWrites } from '../factories/flag-writes';
 import { createServiceContext, ServiceTestContext } from '../support/service-module';
 
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
@@ -26,7 +26,6 @@ type Snapshot = { name: string; description: string | null; type: string; value:
 describe('restore and audit log rules (services on a real database)', () => {
   let s: ServiceTestContext;
   let flags: FlagsService;
-  let writer: FlagWriter;
   let organizations: OrganizationsService;
   let audit: AuditRepository;
   let sql: Sql;
@@ -36,7 +35,6 @@ describe('restore and audit log rules (services on a real database)', () => {
   beforeAll(async () => {
     s = await createServiceContext();
     flags = s.get(FlagsService);
-    writer = s.get(FlagWriter);
     organizations = s.get(OrganizationsService);
     audit = s.get(AuditRepository);
     sql = s.get(Sql);
@@ -44,12 +42,8 @@ describe('restore and audit log rules (services on a real database)', () => {
   afterAll(() => s.close());
 
   const newOrganization = async () => (await organizations.createOrganization({ name: 'Audit Studio' })).id;
-  const create = (organizationId: string, dto: Partial<CreateFlagDto> & { key: string }) =>
-    writer.write(editor, (tx) => flags.create(tx, organizationId, { name: dto.key, type: 'number', value: 1, ...dto } as CreateFlagDto));
-  const update = (organizationId: string, flagId: string, dto: UpdateFlagDto) =>
-    writer.write(editor, (tx) => flags.update(tx, organizationId, flagId, dto));
-  const restore = (organizationId: string, flagId: string, entryId: string) =>
-    writer.write(restorer, (tx) => flags.restore(tx, organizationId, flagId, entryId));
+  const { create, update, remove } = flagWrites(() => s, editor, { type: 'number', value: 1 });
+  const { restore } = flagWrites(() => s, restorer, { type: 'number', value: 1 });
   /** The flag's entries, oldest first. */
   const entries = async (organizationId: string, flagId?: string) =>
     (await audit.list(sql, organizationId, { flagId, offset: 0, limit: 1000 })).entries.reverse();
@@ -88,7 +82,7 @@ describe('restore and audit log rules (services on a real database)', () => {
       const theirs = await create(other, { key: 'theirs', type: 'string', value: 'their secret' });
       entryOf.otherOrganization = (await entries(other, theirs.id))[0].id;
       const gone = await create(own, { key: 'gone' });
-      await writer.write(editor, (tx) => flags.delete(tx, own, gone.id));
+      await remove(own, gone.id);
       entryOf.deletion = (await entries(own)).at(-1)!.id;
       // An entry of this very flag without an after state: what a deletion records, had it kept its flag id.
       const { rows } = await s.db.query(

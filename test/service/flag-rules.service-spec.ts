@@ -3,16 +3,16 @@ import { Test } from '@nestjs/testing';
 import { AuditActor } from '../../src/audit/audit-entry';
 import { AuditRepository } from '../../src/audit/audit.repository';
 import { RequirePermission } from '../../src/auth/auth.decorators';
-import { DomainError } from '../../src/common/domain-error';
 import { Sql } from '../../src/database/sql';
-import { CreateFlagDto, UpdateFlagDto } from '../../src/flags/dto/flag-input.dto';
+import { UpdateFlagDto } from '../../src/flags/dto/flag-input.dto';
 import { FeatureFlagDto } from '../../src/flags/dto/flag.dto';
 import { FlagAction } from '../../src/flags/flag.model';
-import { FlagWriter } from '../../src/flags/flag-writer';
 import { FlagWriteRoutesCheck } from '../../src/flags/flag-write.interceptor';
 import { FlagsService } from '../../src/flags/flags.service';
 import { OrganizationsService } from '../../src/organizations/organizations.service';
 import { Permission } from '../../src/auth/permission';
+import { flagWrites } from '../factories/flag-writes';
+import { refusal } from '../support/refusal';
 import { createServiceContext, ServiceTestContext } from '../support/service-module';
 
 /**
@@ -22,7 +22,6 @@ import { createServiceContext, ServiceTestContext } from '../support/service-mod
 describe('flag rules (services on a real database)', () => {
   let s: ServiceTestContext;
   let flags: FlagsService;
-  let writer: FlagWriter;
   let organizations: OrganizationsService;
   let audit: AuditRepository;
   let sql: Sql;
@@ -31,7 +30,6 @@ describe('flag rules (services on a real database)', () => {
   beforeAll(async () => {
     s = await createServiceContext();
     flags = s.get(FlagsService);
-    writer = s.get(FlagWriter);
     organizations = s.get(OrganizationsService);
     audit = s.get(AuditRepository);
     sql = s.get(Sql);
@@ -39,16 +37,7 @@ describe('flag rules (services on a real database)', () => {
   afterAll(() => s.close());
 
   const newOrganization = async () => (await organizations.createOrganization({ name: 'Rules Studio' })).id;
-  const create = (organizationId: string, dto: Partial<CreateFlagDto> & { key: string }) =>
-    writer.write(actor, (tx) => flags.create(tx, organizationId, { name: dto.key, type: 'boolean', value: true, ...dto } as CreateFlagDto));
-  const update = (organizationId: string, flagId: string, dto: UpdateFlagDto) =>
-    writer.write(actor, (tx) => flags.update(tx, organizationId, flagId, dto));
-  const remove = (organizationId: string, flagId: string) => writer.write(actor, (tx) => flags.delete(tx, organizationId, flagId));
-  const refusal = (promise: Promise<unknown>) =>
-    promise.then(
-      () => 'accepted',
-      (error: unknown) => (error instanceof DomainError ? error.code : `unexpected ${String(error)}`),
-    );
+  const { create, update, remove } = flagWrites(() => s, actor, { type: 'boolean', value: true });
   const entries = async (organizationId: string) => (await audit.list(sql, organizationId, { offset: 0, limit: 100 })).entries.reverse();
 
   describe('allowance: 5 flags without a subscription, 50 with any active one; archived flags count', () => {

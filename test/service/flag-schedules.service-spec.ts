@@ -4,9 +4,8 @@ import { CLOCK } from '../../src/common/clock';
 import { DomainError } from '../../src/common/domain-error';
 import { Sql } from '../../src/database/sql';
 import { Transactions } from '../../src/database/transactions';
-import { CreateFlagDto, UpdateFlagDto } from '../../src/flags/dto/flag-input.dto';
+import { UpdateFlagDto } from '../../src/flags/dto/flag-input.dto';
 import { FeatureFlagDto } from '../../src/flags/dto/flag.dto';
-import { FlagWriter } from '../../src/flags/flag-writer';
 import { FlagsService } from '../../src/flags/flags.service';
 import { CreateFlagScheduleDto, FlagScheduleDto } from '../../src/flags/schedules/dto/flag-schedule.dto';
 import { MAX_PENDING_SCHEDULES_PER_FLAG, MAX_SCHEDULE_AHEAD_MS } from '../../src/flags/schedules/flag-schedule';
@@ -16,6 +15,7 @@ import { FlagSchedulesService } from '../../src/flags/schedules/flag-schedules.s
 import { OrganizationsService } from '../../src/organizations/organizations.service';
 import { FakeClock } from '../support/fake-clock';
 import { refusal } from '../support/refusal';
+import { flagWrites } from '../factories/flag-writes';
 import { ConfiguredServiceTestContext, createServiceContextWith } from '../support/service-module';
 
 const MINUTE = 60 * 1000;
@@ -36,7 +36,6 @@ describe('flag schedule rules (services on a real database)', () => {
   let repository: FlagSchedulesRepository;
   let scheduler: FlagScheduler;
   let flags: FlagsService;
-  let writer: FlagWriter;
   let organizations: OrganizationsService;
   const actor: AuditActor = { actorType: 'apiKey', actorId: 'key-of-the-test' };
 
@@ -51,7 +50,6 @@ describe('flag schedule rules (services on a real database)', () => {
     repository = s.get(FlagSchedulesRepository);
     scheduler = s.get(FlagScheduler);
     flags = s.get(FlagsService);
-    writer = s.get(FlagWriter);
     organizations = s.get(OrganizationsService);
   });
   afterAll(async () => {
@@ -60,9 +58,7 @@ describe('flag schedule rules (services on a real database)', () => {
   });
 
   const newOrganization = async () => (await organizations.createOrganization({ name: 'Live Ops Studio' })).id;
-  const createFlag = (organizationId: string, dto: Partial<CreateFlagDto> & { key: string }) =>
-    writer.write(actor, (tx) => flags.create(tx, organizationId, { name: dto.key, type: 'string', value: 'idle', ...dto } as CreateFlagDto));
-  const removeFlag = (organizationId: string, flagId: string) => writer.write(actor, (tx) => flags.delete(tx, organizationId, flagId));
+  const { create: createFlag, remove: removeFlag } = flagWrites(() => s, actor, { type: 'string', value: 'idle' });
   const schedule = (organizationId: string, flagId: string, inMs: number, change: UpdateFlagDto) =>
     schedules.create(organizationId, flagId, { at: new Date(clock.now() + inMs).toISOString(), change } as CreateFlagScheduleDto);
   /** Moves the clock and runs the tick; a tick already under way (at the old time) is joined first, then one runs at the new time. */

@@ -89,7 +89,7 @@ describe('OpenAPI document', () => {
   });
 
   it('documents a flag value as any JSON value, and the fields that can be null as nullable', () => {
-    type Schema = { type?: string; nullable?: boolean; oneOf?: Schema[] };
+    type Schema = { type?: string; nullable?: boolean; oneOf?: Schema[]; $ref?: string; enum?: unknown[]; allOf?: Schema[] };
     const property = (schema: string, name: string) => (schemas[schema].properties as Record<string, Schema>)[name];
     for (const [schema, name] of [
       ['FeatureFlagDto', 'value'],
@@ -104,7 +104,17 @@ describe('OpenAPI document', () => {
       expect(value.oneOf!.map((branch) => branch.type).sort()).toEqual(['array', 'boolean', 'number', 'object', 'string']);
       expect(value.oneOf!.find((branch) => branch.type === 'object')!.nullable).toBe(true);
     }
-    for (const name of ['before', 'after', 'flagId', 'flagKey', 'actorId']) expect(property('FeatureFlagAuditEntryDto', name).nullable).toBe(true);
+    for (const name of ['flagId', 'flagKey', 'actorId']) {
+      const field = property('FeatureFlagAuditEntryDto', name);
+      expect(field).toMatchObject({ type: 'string', nullable: true });
+    }
+    // OpenAPI 3.0.3: `nullable` widens only a `type` beside it, never a $ref or allOf: null is a branch of its own.
+    for (const name of ['before', 'after']) {
+      const field = property('FeatureFlagAuditEntryDto', name);
+      expect(field.allOf).toBeUndefined();
+      expect(field.nullable).toBeUndefined();
+      expect(field.oneOf).toEqual([{ $ref: '#/components/schemas/FlagSnapshotDto' }, { type: 'object', nullable: true, enum: [null] }]);
+    }
     expect(property('FeatureFlagDto', 'description').nullable).toBe(true);
   });
 });

@@ -252,16 +252,19 @@ export class Contract {
 }
 
 /**
- * OpenAPI 3.0's `nullable: true` means "this, or null" (that is how client generators read it, `$ref`s in an
- * `allOf` included); JSON Schema has no such keyword, so each nullable schema becomes `anyOf: [it, null]`.
+ * OpenAPI 3.0.3's `nullable: true` adds null to the `type` of its own schema object, and does nothing without one
+ * (it never widens a `$ref`, an `allOf` or a `oneOf`); JSON Schema has no such keyword, so a nullable schema's `type`
+ * becomes `[type, "null"]`. Read this strictly, as a strict validator does, the check fails on a null the document
+ * only seems to allow.
  */
 function withNullAsJsonSchema(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(withNullAsJsonSchema);
   if (typeof node !== 'object' || node === null) return node;
   const converted = Object.fromEntries(Object.entries(node).map(([key, value]) => [key, withNullAsJsonSchema(value)]));
-  if (converted.nullable !== true) return converted;
-  const { nullable: _, description, example: __, ...schema } = converted;
-  return { ...(description === undefined ? {} : { description }), anyOf: [schema, { type: 'null' }] };
+  if (!('nullable' in converted)) return converted;
+  const { nullable, ...schema } = converted;
+  if (nullable !== true || typeof schema.type !== 'string') return schema;
+  return { ...schema, type: [schema.type, 'null'] };
 }
 
 /** `/v1/flags/{flagId}` → a pattern; literal segments match case-insensitively, as the router does. */

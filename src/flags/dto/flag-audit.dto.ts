@@ -1,4 +1,4 @@
-import { ApiProperty, IntersectionType } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptions, getSchemaPath, IntersectionType } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, IsUUID } from 'class-validator';
 import { IsInstant } from '../../common/instant';
 import { CharLength } from '../../common/validation';
@@ -78,6 +78,17 @@ export class FlagSnapshotDto {
   @ApiProperty() archived: boolean;
 }
 
+/**
+ * "A snapshot, or null". Under OpenAPI 3.0.3, `nullable: true` adds null only to a `type` in its own schema object,
+ * never to a `$ref` or an `allOf`, so a strict validator would refuse every null given `nullable` beside the
+ * snapshot: null is a branch of its own (the only value its `enum` allows), and generators read the pair as
+ * `FlagSnapshotDto | null`.
+ */
+function snapshotOrNull(description: string): ApiPropertyOptions {
+  return { description, oneOf: [{ $ref: getSchemaPath(FlagSnapshotDto) }, { type: 'object', nullable: true, enum: [null] }] };
+}
+
+@ApiExtraModels(FlagSnapshotDto)
 export class FeatureFlagAuditEntryDto {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'Null once the flag has been deleted' })
@@ -88,9 +99,9 @@ export class FeatureFlagAuditEntryDto {
   @ApiProperty({ type: String, nullable: true, description: 'API key id for apiKey actors, null for system' })
   actorId: string | null;
   @ApiProperty({ enum: FlagAction }) action: FlagAction;
-  @ApiProperty({ type: FlagSnapshotDto, nullable: true, description: 'Null for creations' })
+  @ApiProperty(snapshotOrNull('Null for creations'))
   before: FlagSnapshot | null;
-  @ApiProperty({ type: FlagSnapshotDto, nullable: true, description: 'Null for deletions' })
+  @ApiProperty(snapshotOrNull('Null for deletions'))
   after: FlagSnapshot | null;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
 

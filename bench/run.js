@@ -11,7 +11,10 @@
  * Environment:
  *   BENCH_ONLY       `config` (the poll, both deployments), `config:memory`, `config:redis`, `instructions` (the
  *                    poll's 304 counted in instructions under valgrind's callgrind, service and bare), `storage`
- *                    or `streams`
+ *                    `tenants` (many small organizations polled now and then: database transactions per 1,000 polls,
+ *                    bench/tenants.js), `storage` or `streams`
+ *   BENCH_TENANTS    organizations of the tenants part (default 300), each polled every BENCH_TENANT_POLL_SECONDS
+ *                    (default 6) for BENCH_TENANT_SECONDS (default 60) measured
  *   BENCH_CPU_PROF   a directory: each service started writes a V8 CPU profile there when it stops
  *   DATABASE_URL     use that PostgreSQL instead of an embedded one in a temporary DATA_DIR
  *   BENCH_DURATION   seconds of measured load per server and path (default 10)
@@ -32,6 +35,7 @@ const { runConfigPollBench, formatConfigPollReport, formatVerdicts, loadTool, DE
 const { runStorageBench } = require('./storage');
 const { runStreamsBench, formatStreamsReport, planOpenFiles, DEFAULT_STREAMS } = require('./streams');
 const { callgrindAvailable, runInstructionsBench, formatInstructionsReport } = require('./instructions');
+const { runTenantsBench, formatTenantsReport } = require('./tenants');
 // `npm run bench` builds first, so the service's own helper is there to share.
 const { freePort } = require('../dist/common/free-port');
 
@@ -228,7 +232,7 @@ async function startService({ name, pin, tmpDir, redisUrl, prefix = [] }) {
   return service;
 }
 
-const ONLY = ['config', 'config:memory', 'config:redis', 'instructions', 'storage', 'streams'];
+const ONLY = ['config', 'config:memory', 'config:redis', 'instructions', 'tenants', 'storage', 'streams'];
 
 async function main() {
   const duration = positiveNumber('BENCH_DURATION', 10);
@@ -340,6 +344,32 @@ async function main() {
           process.stdout.write(`${formatInstructionsReport(result)}\n\n`);
         } catch (error) {
           process.stdout.write(`\n!!! INSTRUCTIONS BENCHMARK FAILED: ${error.stack || error.message}\n\n`);
+        }
+      }
+    }
+
+    if (only === undefined || only === 'tenants') {
+      let service = null;
+      try {
+        service = await startService({ name: 'tenants', pin, tmpDir });
+        running.add(service);
+        const result = await runTenantsBench({
+          baseUrl: service.baseUrl,
+          adminToken: service.adminToken,
+          dataDir: service.dataDir,
+          log,
+          tenants: Math.floor(positiveNumber('BENCH_TENANTS', 300)),
+          periodSeconds: positiveNumber('BENCH_TENANT_POLL_SECONDS', 6),
+          seconds: positiveNumber('BENCH_TENANT_SECONDS', 60),
+        });
+        measured = true;
+        process.stdout.write(`== Many small tenants: database work per poll ==\n${formatTenantsReport(result)}\n\n`);
+      } catch (error) {
+        process.stdout.write(`\n!!! TENANTS BENCHMARK FAILED: ${error.stack || error.message}\n\n`);
+      } finally {
+        if (service) {
+          await service.stop();
+          running.delete(service);
         }
       }
     }

@@ -3,6 +3,7 @@ import { APP_FILTER } from '@nestjs/core';
 import { AuthModule } from '../auth/auth.module';
 import { ApiExceptionFilter } from '../http/api-exception.filter';
 import { InvalidationBusModule } from '../invalidation/invalidation-bus';
+import { ChangeFeedModule } from '../invalidation/change-feed';
 import { RedisModule } from '../redis/redis.module';
 import { ClockModule } from '../common/clock';
 import { AppConfig } from '../config/app-config';
@@ -33,6 +34,7 @@ export class AppModule {
         DatabaseModule.forRoot(databaseUrl),
         RedisModule,
         InvalidationBusModule,
+        ChangeFeedModule,
         RateLimitModule,
         OrganizationsModule,
         AuthModule,

@@ -29,15 +29,6 @@ describe('AuthFailureLimiter', () => {
     expect(at(start + AUTH_FAILURE_WINDOW_MS).retryAfterSeconds('192.0.2.1')).toBe(0);
   });
 
-  it('forgives a request counted up front whose key was valid', () => {
-    const at = limiter();
-    for (let attempt = 0; attempt < 3; attempt += 1) at(start).record('192.0.2.1');
-    at(start + 1).forgive('192.0.2.1');
-    expect(at(start + 2).retryAfterSeconds('192.0.2.1')).toBe(0);
-    at(start + 3).record('192.0.2.1');
-    expect(at(start + 4).retryAfterSeconds('192.0.2.1')).toBe(60);
-  });
-
   it('keeps at most MAX_ADDRESSES windows, dropping ended ones first, then the oldest', () => {
     const at = limiter();
     const max = AuthFailureLimiter.MAX_ADDRESSES;

@@ -45,11 +45,9 @@ export class AuthGuard implements CanActivate {
 }
 
 /**
- * The API key's principal, for the guard and the config poll's lean path alike. A key cached as valid costs
- * nothing; any other request is first held to its address's budget of failed authentications (a 429 that
- * spares the database). It is counted against that budget before its lookup, and forgiven if its key turns
- * out valid: counting only once lookups come back would let a client with many connections in flight send
- * far more than the budget to the database.
+ * The API key's principal, for the guard and the config poll's lean path alike: a key in the index answers at once;
+ * any other credential is looked up (ApiKeyAuthenticator: no database round trip of its own), and held to its
+ * address's budget of failed authentications only if it turns out bad.
  */
 export function authenticateOrCount(
   authenticator: ApiKeyAuthenticator,
@@ -64,25 +62,23 @@ export function authenticateOrCount(
 }
 
 /**
- * A lookup of a credential held to the request address's budget of failed authentications: refused (429)
- * once the budget is spent, counted before it runs, forgiven when it finds a principal. `refusal` is the
- * error for a credential that finds none.
+ * A lookup of a credential, and the request address's budget of failed authentications: a credential that finds a
+ * principal passes, whatever the address did before; one that finds none is refused, with 429 once the address has
+ * spent its budget, else with `refusal` (and counted).
  */
-export function countedAuthentication(
+export async function countedAuthentication(
   failures: AuthFailureLimiter,
   request: IncomingMessage,
   lookUp: () => Promise<Principal | null>,
   refusal: () => Error,
 ): Promise<Principal> {
+  const principal = await lookUp();
+  if (principal) return principal;
   const address = failures.addressOf(request);
   const wait = failures.retryAfterSeconds(address);
-  if (wait > 0) return Promise.reject(AuthErrors.tooManyFailures(failures.limit, wait));
+  if (wait > 0) throw AuthErrors.tooManyFailures(failures.limit, wait);
   failures.record(address);
-  return lookUp().then((principal) => {
-    if (!principal) throw refusal();
-    failures.forgive(address);
-    return principal;
-  });
+  throw refusal();
 }
 
 /** The bearer header, or on routes that take it (OFREP) `X-API-Key` as if it were one. */

@@ -5,6 +5,7 @@ import { InvalidationBus } from '../invalidation/invalidation-bus';
 import { Transaction } from '../database/sql';
 import { Transactions } from '../database/transactions';
 import { FlagChange } from './flag.model';
+import { FlagsRepository } from './flags.repository';
 
 /** What a flag-changing service method answers: its result, and the change it made (null when none). */
 export class FlagWrite<T> {
@@ -28,6 +29,7 @@ export class FlagWriter {
   constructor(
     private readonly transactions: Transactions,
     private readonly audit: AuditRepository,
+    private readonly flags: FlagsRepository,
     private readonly bus: InvalidationBus,
   ) {}
 
@@ -37,11 +39,18 @@ export class FlagWriter {
     return result;
   }
 
-  /** The write and its audit entry, in the caller's transaction `tx`; the caller announces the change once it commits. */
+  /**
+   * The write, its audit entry and the organization's new config version, in the caller's transaction `tx`; the
+   * caller announces the change once it commits. The version is bumped last: a write locks its flag rows first, so
+   * the version row is the last lock any flag write takes.
+   */
   async record<T>(tx: Transaction, actor: AuditActor, write: FlagWriteRun<T>): Promise<FlagWrite<T>> {
     const outcome = await write(tx);
     if (!(outcome instanceof FlagWrite)) throw new Error('A flag write must answer a FlagWrite');
-    if (outcome.change) await this.audit.append(tx, { ...outcome.change, ...actor });
+    if (outcome.change) {
+      await this.audit.append(tx, { ...outcome.change, ...actor });
+      await this.flags.bumpConfigVersion(tx, outcome.change.organizationId);
+    }
     return outcome;
   }
 

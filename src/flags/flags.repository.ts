@@ -14,6 +14,12 @@ export interface ConfigEntry {
   runtime: FlagRuntime;
 }
 
+/** The flags a config payload is built from, and the config version they are at. */
+export interface VersionedConfig {
+  version: number;
+  entries: ConfigEntry[];
+}
+
 const COLUMNS = `id, organization_id AS "organizationId", key, name, description, type, value, runtime, archived,
   created_at AS "createdAt", updated_at AS "updatedAt"`;
 
@@ -26,6 +32,14 @@ const KEY_UNIQUE_CONSTRAINT = 'flags_organization_key_unique';
  */
 @Injectable()
 export class FlagsRepository {
+  /**
+   * The change feed's source of config versions (ChangeSource.sql): the organizations whose flags a transaction with
+   * an id of at least `$1` changed, with their version; nothing on a full read (`$2`: no payload is cached yet, or
+   * every one is dropped).
+   */
+  static readonly CONFIG_VERSIONS_CHANGED_SINCE = `SELECT coalesce(json_agg(json_build_object('organizationId', organization_id, 'version', version)), '[]'::json)
+    FROM config_versions WHERE NOT $2::boolean AND changed_xid >= $1::xid8`;
+
   /** The new flag, or null when the organization already has (or had, archived) a flag with that key. */
   async insert(db: Db, organizationId: string, flag: NewFlag): Promise<Flag | null> {
     try {
@@ -94,11 +108,30 @@ export class FlagsRepository {
     return { rows: [], total };
   }
 
-  /** Every non-archived flag, ordered by key bytewise so the order never depends on the database's locale. */
-  configEntries(db: Db, organizationId: string): Promise<ConfigEntry[]> {
-    return db.rows<ConfigEntry>(`SELECT key, type, value, runtime FROM flags WHERE organization_id = $1 AND NOT archived ORDER BY key COLLATE "C"`, [
-      organizationId,
-    ]);
+  /**
+   * The organization's config as of one snapshot: every non-archived flag, ordered by key bytewise so the order never
+   * depends on the database's locale, and the config version those flags are at (0 before the first change). One
+   * statement, so the version and the flags always belong together.
+   */
+  async versionedConfig(db: Db, organizationId: string): Promise<VersionedConfig> {
+    const rows = await db.rows<ConfigEntry & { version: string }>(
+      `SELECT v.version, f.key, f.type, f.value, f.runtime
+       FROM (SELECT coalesce(max(version), 0) AS version FROM config_versions WHERE organization_id = $1) v
+       LEFT JOIN flags f ON f.organization_id = $1 AND NOT f.archived
+       ORDER BY f.key COLLATE "C"`,
+      [organizationId],
+    );
+    const entries = rows.filter((row) => row.key !== null).map(({ key, type, value, runtime }) => ({ key, type, value, runtime }));
+    return { version: Number(rows[0].version), entries };
+  }
+
+  /** A change of the organization's flags, in its transaction: the config version moves with it (see versionedConfig). */
+  async bumpConfigVersion(tx: Transaction, organizationId: string): Promise<void> {
+    await tx.rows(
+      `INSERT INTO config_versions (organization_id, version, changed_xid) VALUES ($1, 1, pg_current_xact_id())
+       ON CONFLICT (organization_id) DO UPDATE SET version = config_versions.version + 1, changed_xid = excluded.changed_xid`,
+      [organizationId],
+    );
   }
 }
 

@@ -7,8 +7,11 @@ import { Metrics } from '../metrics/metrics';
 import { BusTransport, PostgresTransport, RedisTransport } from './invalidation-transports';
 import { RedisConnections } from '../redis/redis.module';
 
-/** What an in-memory cache may need to drop: a revoked API key, or an organization's changed flags. */
-export type InvalidationTopic = 'apiKey' | 'flags';
+/**
+ * What an in-memory cache may need to know: a revoked API key (`apiKey`, its id), an issued one (`apiKeyIssued`, its
+ * id: the others read it), or an organization's changed flags (`flags`, its id).
+ */
+export type InvalidationTopic = 'apiKey' | 'apiKeyIssued' | 'flags';
 
 /** `reset`: the sender could not tell what changed (its outbox overflowed); every cache drops everything. */
 interface Message {

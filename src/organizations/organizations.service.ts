@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { generateApiKey, hashApiKey } from '../auth/api-key';
+import { ApiKeyIndex } from '../auth/api-key-index';
 import { ApiKeysRepository } from '../auth/api-keys.repository';
 import { InvalidationBus } from '../invalidation/invalidation-bus';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
@@ -24,6 +25,7 @@ export class OrganizationsService {
     private readonly sql: Sql,
     private readonly organizations: OrganizationsRepository,
     private readonly apiKeys: ApiKeysRepository,
+    private readonly keyIndex: ApiKeyIndex,
     private readonly transactions: Transactions,
     private readonly bus: InvalidationBus,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -40,13 +42,16 @@ export class OrganizationsService {
     return OrganizationDto.from(organization);
   }
 
+  /** Once committed, the key works on this instance at once, and the others are told to read it. */
   async createApiKey(organizationId: string, dto: CreateApiKeyDto): Promise<CreatedApiKeyDto> {
-    return this.transactions.run(async (tx) => {
+    const key = generateApiKey();
+    const apiKey = await this.transactions.run(async (tx) => {
       await this.lockExistingOrganization(tx, organizationId);
-      const key = generateApiKey();
-      const apiKey = await this.apiKeys.createApiKey(tx, organizationId, dto.name, hashApiKey(key), dto.permissions);
-      return CreatedApiKeyDto.from(apiKey, key);
+      return this.apiKeys.createApiKey(tx, organizationId, dto.name, hashApiKey(key), dto.permissions);
     });
+    this.keyIndex.add(apiKey);
+    this.bus.publish('apiKeyIssued', apiKey.id);
+    return CreatedApiKeyDto.from(apiKey, key);
   }
 
   async revokeApiKey(organizationId: string, keyId: string): Promise<void> {

@@ -46,12 +46,6 @@ export class FixedWindowCounter {
     return undefined;
   }
 
-  /** Takes back one hit of the key's current window (a request counted up front that turned out not to count). */
-  forgive(key: string, now: number): void {
-    const window = this.windows.get(key);
-    if (window !== undefined && window.hits > 0 && window.resetsAt > now) window.hits -= 1;
-  }
-
   /** Drops every window that has ended; the owner calls it now and then. */
   sweep(now: number): void {
     for (const [key, window] of this.windows) if (window.resetsAt <= now) this.windows.delete(key);

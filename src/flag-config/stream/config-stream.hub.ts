@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { CLOCK, Clock, ClockTimer } from '../../common/clock';
-import { InvalidationBus } from '../../invalidation/invalidation-bus';
+import { ApiKeyAuthenticator } from '../../auth/api-key-authenticator';
 import { FlagConfigMetrics } from '../flag-config.metrics';
 import { Principal } from '../../auth/principal';
 import { ConfigPayload } from '../config-payload';
@@ -20,8 +20,8 @@ export type { StreamSlot } from './slot-reservations';
 
 /**
  * The open change streams of this instance (open-streams.ts), and the one way in to them for the controller,
- * shutdown and tests. A committed change reaches every instance through the invalidation bus (as it reaches the
- * config caches); here it rebuilds the organization's payload once (the cache shares the build with the polls),
+ * shutdown and tests. A committed change reaches every instance's config cache (by the invalidation bus, or the
+ * change feed when a message was lost), which tells the hub; here it rebuilds the organization's payload once (the cache shares the build with the polls),
  * and the one event it makes is written to each of the organization's streams, a slice at a time
  * (stream-fan-out.ts): a stream costs no database work per event, and a fan-out to thousands of streams never
  * stalls the polls. One timer of the app's clock serves every stream (stream-heartbeats.ts): the heartbeats
@@ -41,17 +41,18 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
   constructor(
     private readonly cache: FlagConfigCache,
     slots: StreamSlots,
-    bus: InvalidationBus,
+    authenticator: ApiKeyAuthenticator,
     @Inject(CLOCK) private readonly clock: Clock,
     @Optional() private readonly metrics?: FlagConfigMetrics,
   ) {
     this.reservations = new SlotReservations(slots, this.logger, (keyId) => this.streams.countOfKey(keyId), clock.now());
-    bus.subscribe('flags', (organizationId) => void this.changed(organizationId));
-    bus.subscribe('apiKey', (keyId) => this.closeKey(keyId));
-    // Messages may have been missed: every organization with streams gets the current ETag (sent only if new).
-    bus.onReset(() => {
-      for (const organizationId of this.streams.organizations()) void this.changed(organizationId);
+    // Every change the cache hears of (from the bus or the change feed); null: every organization's streams get the
+    // current ETag (sent only if new).
+    cache.onInvalidate((organizationId) => {
+      if (organizationId !== null) return void this.changed(organizationId);
+      for (const organization of this.streams.organizations()) void this.changed(organization);
     });
+    authenticator.onRevoked((keyId) => this.closeKey(keyId));
     this.timer = startTicking(clock, () => this.beat());
   }
 

@@ -13,7 +13,8 @@ export interface FeedRead {
  * One kind of change the feed reads for an in-memory cache (the live API keys, the config versions).
  * `sql` is a scalar subquery answering a JSON array of rows, with two parameters: `$1`, an xid8 (the rows changed by
  * a transaction whose id is at least it: a `changed_xid` column set with `pg_current_xact_id()` in the change's
- * transaction, with an index), and `$2`, true on a full read. `apply` gets the rows of each read, one read at a time,
+ * transaction, with an index), and `$2`, true on a full read. A source may instead read a small current value every
+ * time (the earliest pending schedule: one step of an index). `apply` gets the rows of each read, one read at a time,
  * in the order the reads were made.
  */
 export interface ChangeSource<Row = unknown> {
@@ -46,7 +47,7 @@ interface FeedRow {
  */
 @Injectable()
 export class ChangeFeed implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  static readonly PERIOD_MS = 2_000;
+  static readonly PERIOD_MS = 3_000;
   static readonly CATCH_UP_SPACING_MS = 1_000;
 
   private readonly logger = new Logger(ChangeFeed.name);

@@ -1,5 +1,6 @@
 import { Permission } from '../../src/auth/permission';
 import { FlagScheduler, SCHEDULER_TICK_MS } from '../../src/flags/schedules/flag-scheduler';
+import { ChangeFeed } from '../../src/invalidation/change-feed';
 import { api, createFlag } from '../factories/flags.factory';
 import { admin, createApiKey, createOrganization, subscribe, TestOrganization } from '../factories/organizations.factory';
 import { eventually } from '../support/eventually';
@@ -262,6 +263,27 @@ describe('scheduled flag changes', () => {
         expect(rows).toHaveLength(20);
         for (const row of rows) expect(row.entries).toBe(2);
         for (const flag of flags) expect((await flagOf(flag.id)).value).toBe(2);
+      } finally {
+        await second.close();
+      }
+    });
+
+    it("hears of a schedule made on another instance with its change feed's next read, and applies it when due", async () => {
+      // The other instance's clock never moves: it never applies anything itself.
+      const second = await createTestApp({}, { sameDatabaseAs: t, clock: new FakeClock(clock.now()) });
+      try {
+        const flag = await createFlag(second, org.key, { key: 'elsewhere', type: 'number', value: 1 });
+        const made = await api(second, org.key)
+          .post(`/flags/${flag.id}/schedules`)
+          .send({ at: inHours(1), change: { type: 'number', value: 2 } })
+          .expect(201);
+        clock.advance(2 * HOUR);
+        await tick();
+        expect((await stateOf(made.body.id)).state).toBe('pending'); // nothing read since it was made
+        await t.app.get(ChangeFeed).tick();
+        await tick();
+        expect(await stateOf(made.body.id)).toMatchObject({ state: 'applied' });
+        expect((await flagOf(flag.id)).value).toBe(2);
       } finally {
         await second.close();
       }

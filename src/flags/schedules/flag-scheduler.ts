@@ -4,6 +4,7 @@ import { CLOCK, Clock, ClockTimer } from '../../common/clock';
 import { DomainError } from '../../common/domain-error';
 import { Sql } from '../../database/sql';
 import { Transactions } from '../../database/transactions';
+import { ChangeFeed } from '../../invalidation/change-feed';
 import { FlagChange } from '../flag.model';
 import { FlagWriter } from '../flag-writer';
 import { FlagsService } from '../flags.service';
@@ -14,12 +15,6 @@ import { FlagSchedulesRepository } from './flag-schedules.repository';
 export const SCHEDULER_TICK_MS = 250;
 /** Schedules one tick applies at most, so that a long catch-up yields to the next tick (and to shutdown). */
 const MAX_PER_TICK = 200;
-/**
- * How often an instance reads when the next pending schedule falls due. Between reads a tick costs nothing
- * unless that time has come: schedules made on this instance are known at once (so they apply within a second
- * here), those made elsewhere within this (their own instance applies them meanwhile, unless it went down).
- */
-export const NEXT_DUE_REFRESH_MS = 10_000;
 const SYSTEM: AuditActor = { actorType: 'system', actorId: null };
 
 export interface ScheduleOutcome {
@@ -45,10 +40,14 @@ export class FlagScheduler implements OnApplicationBootstrap, OnApplicationShutd
   private timer: ClockTimer | null = null;
   private running: Promise<ScheduleOutcome[]> | null = null;
   private failing = false;
-  /** When the earliest pending schedule falls due (ms, clock time), null for none, as of the last read. */
+  /**
+   * When the earliest pending schedule falls due (ms, clock time), null for none: read by the change feed with
+   * everything else it reads (every ChangeFeed.PERIOD_MS, the first time before the app serves), and after each run.
+   * A tick costs nothing until that time has come.
+   */
   private nextDueAt: number | null = null;
-  /** Clock time of the last read of nextDueAt; 0 so that the first tick reads it (and catches up). */
-  private readAt = 0;
+  /** The earliest schedule made here since the last run: a feed read that began before it committed did not see it. */
+  private madeHere: number | null = null;
 
   constructor(
     private readonly sql: Sql,
@@ -56,8 +55,11 @@ export class FlagScheduler implements OnApplicationBootstrap, OnApplicationShutd
     private readonly schedules: FlagSchedulesRepository,
     private readonly flags: FlagsService,
     private readonly writer: FlagWriter,
+    feed: ChangeFeed,
     @Inject(CLOCK) private readonly clock: Clock,
-  ) {}
+  ) {
+    feed.register<string | null>({ sql: FlagSchedulesRepository.NEXT_DUE_AT, apply: ([at]) => this.heardNextDue(at) });
+  }
 
   onApplicationBootstrap(): void {
     this.timer = this.clock.every(SCHEDULER_TICK_MS, () => void this.tick());
@@ -73,7 +75,7 @@ export class FlagScheduler implements OnApplicationBootstrap, OnApplicationShutd
   runDue(): Promise<ScheduleOutcome[]> {
     this.running ??= this.applyDue(new Date(this.clock.now()))
       .then(async (outcomes) => {
-        this.readAt = this.clock.now();
+        this.madeHere = null;
         const next = await this.schedules.nextDueAt(this.sql);
         this.nextDueAt = next?.getTime() ?? null;
         return outcomes;
@@ -86,24 +88,27 @@ export class FlagScheduler implements OnApplicationBootstrap, OnApplicationShutd
 
   /** A schedule was made here: its time is known without waiting for the next read. */
   scheduled(at: Date): void {
-    if (this.nextDueAt === null || at.getTime() < this.nextDueAt) this.nextDueAt = at.getTime();
+    this.madeHere = earliest(this.madeHere, at.getTime());
+    this.nextDueAt = earliest(this.nextDueAt, at.getTime());
+  }
+
+  /** What the change feed read: the earliest pending schedule of every instance (ISO time, or null for none). */
+  private heardNextDue(at: string | null): void {
+    this.nextDueAt = earliest(at === null ? null : new Date(at).getTime(), this.madeHere);
   }
 
   /**
-   * What the clock's timer runs every SCHEDULER_TICK_MS: applies what is due, if anything is (or the next due
-   * time is old). Tests that hold the clock call it after moving the time; it never throws.
+   * What the clock's timer runs every SCHEDULER_TICK_MS: applies what is due, if anything is. Tests that hold the
+   * clock call it after moving the time; it never throws.
    */
   async tick(): Promise<void> {
-    const now = this.clock.now();
-    const due = this.nextDueAt !== null && this.nextDueAt <= now;
-    if (!due && now - this.readAt < NEXT_DUE_REFRESH_MS) return;
+    if (this.nextDueAt === null || this.nextDueAt > this.clock.now()) return;
     try {
       await this.runDue();
       if (this.failing) this.logger.log('Scheduled changes apply again');
       this.failing = false;
     } catch (error) {
-      // The database is away: said once, retried (each tick while something is due, else at the next read).
-      this.readAt = this.clock.now();
+      // The database is away: said once, retried each tick while something is due.
       if (!this.failing) this.logger.warn(`Scheduled changes wait: ${(error as Error).message}`);
       this.failing = true;
     }
@@ -142,4 +147,9 @@ export class FlagScheduler implements OnApplicationBootstrap, OnApplicationShutd
     else this.logger.warn({ ...line, reason, msg: 'scheduled change failed' });
     return applied.outcome;
   }
+}
+
+function earliest(a: number | null, b: number | null): number | null {
+  if (a === null) return b;
+  return b === null || a <= b ? a : b;
 }

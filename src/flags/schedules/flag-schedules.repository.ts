@@ -91,6 +91,12 @@ export class FlagSchedulesRepository {
   }
 
   /** When the earliest pending schedule falls due (an index-only read of the pending rows' index). */
+  /**
+   * The change feed's source of the earliest pending schedule (ChangeSource.sql): one row, its time or null. Not a
+   * change since the last read but the current value, read every time: one step of an index, in the same statement.
+   */
+  static readonly NEXT_DUE_AT = `SELECT json_build_array((SELECT at FROM flag_schedules WHERE state = 'pending' ORDER BY at LIMIT 1))`;
+
   async nextDueAt(db: Db): Promise<Date | null> {
     const row = await db.row<{ at: Date }>(`SELECT at FROM flag_schedules WHERE state = 'pending' ORDER BY at LIMIT 1`);
     return row?.at ?? null;

@@ -272,6 +272,9 @@ describe('scheduled flag changes', () => {
       // The other instance's clock never moves: it never applies anything itself.
       const second = await createTestApp({}, { sameDatabaseAs: t, clock: new FakeClock(clock.now()) });
       try {
+        // Earlier tests' pending schedules would fall due with this one and take it along in the same run.
+        await t.db.query(`UPDATE flag_schedules SET state = 'failed', reason = 'set aside by the test', settled_at = now() WHERE state = 'pending'`);
+        await t.app.get(FlagScheduler).runDue(); // nothing due: it reads that nothing is pending
         const flag = await createFlag(second, org.key, { key: 'elsewhere', type: 'number', value: 1 });
         const made = await api(second, org.key)
           .post(`/flags/${flag.id}/schedules`)

@@ -1,5 +1,13 @@
-import { Body, Controller, Delete, HttpCode, HttpStatus, Patch, Post } from '@nestjs/common';
-import { ApiCreatedResponse, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Patch, Post, Query } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import { AdminOnly } from '../auth/auth.decorators';
 import { UuidParam } from '../common/decorators/uuid-param.decorator';
 import { ApiErrorDto } from '../common/dto/api-error.dto';
@@ -8,7 +16,10 @@ import {
   CreatedApiKeyDto,
   CreateOrganizationDto,
   CreateSubscriptionDto,
+  ListOrganizationsQueryDto,
+  OrganizationDetailDto,
   OrganizationDto,
+  OrganizationPageDto,
   SubscriptionDto,
   UpdateOrganizationDto,
 } from './dto/organization.dto';
@@ -28,6 +39,23 @@ export class AdminController {
   @ApiCreatedResponse({ type: OrganizationDto })
   createOrganization(@Body() dto: CreateOrganizationDto): Promise<OrganizationDto> {
     return this.organizations.createOrganization(dto);
+  }
+
+  @Get()
+  @ApiOperation({ summary: 'List organizations, newest first' })
+  @ApiOkResponse({ type: OrganizationPageDto })
+  @ApiBadRequestResponse({ type: ApiErrorDto, description: 'Bad page, limit or search' })
+  listOrganizations(@Query() query: ListOrganizationsQueryDto): Promise<OrganizationPageDto> {
+    return this.organizations.listOrganizations(query);
+  }
+
+  @Get(':orgId')
+  @ApiOperation({ summary: 'Read an organization with its API keys and subscriptions' })
+  @ApiOkResponse({ type: OrganizationDetailDto })
+  @ApiBadRequestResponse({ type: ApiErrorDto, description: 'orgId is not a valid UUID' })
+  @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such organization' })
+  getOrganization(@UuidParam('orgId') orgId: string): Promise<OrganizationDetailDto> {
+    return this.organizations.getOrganization(orgId);
   }
 
   @Patch(':orgId')

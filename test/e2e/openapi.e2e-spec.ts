@@ -24,6 +24,8 @@ const FLAG_OPERATIONS: [string, string, string[]][] = [
 
 const ADMIN_OPERATIONS: [string, string, string[]][] = [
   ['post', '/v1/admin/organizations', ['201', '401', ...BODY]],
+  ['get', '/v1/admin/organizations', ['200', '400', '401', ...ANY]],
+  ['get', '/v1/admin/organizations/{orgId}', ['200', '400', '401', '404', ...ANY]],
   ['patch', '/v1/admin/organizations/{orgId}', ['200', '401', '404', ...BODY]],
   ['post', '/v1/admin/organizations/{orgId}/api-keys', ['201', '401', '404', ...BODY]],
   ['delete', '/v1/admin/organizations/{orgId}/api-keys/{keyId}', ['204', '401', '404', ...BODY]],

@@ -62,7 +62,12 @@ export class CreatedApiKeyDto {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty() name: string;
   @ApiProperty({ enum: Permission, isArray: true }) permissions: Permission[];
-  @ApiProperty({ description: 'The key itself. Shown once; only its hash is stored.' }) key: string;
+  // The shape generateApiKey() makes; the contract check holds every issued key to it.
+  @ApiProperty({
+    description: 'The key itself: send it as `Authorization: Bearer <key>`. Shown once; only its hash is stored.',
+    pattern: '^fsk_[A-Za-z0-9_-]{43}$',
+  })
+  key: string;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
 
   static from(apiKey: ApiKey, key: string): CreatedApiKeyDto {

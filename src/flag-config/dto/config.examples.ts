@@ -37,5 +37,5 @@ export const OFREP_BULK_EXAMPLE: OfrepBulkEvaluationDto = {
 
 export const OFREP_REQUEST_EXAMPLES = {
   server: { summary: 'A game server', value: { context: { targetingKey: 'server-eu-1' } } },
-  empty: { summary: 'No context at all (an empty object is enough)', value: { context: {} } },
+  empty: { summary: 'An empty context (it must still be an object)', value: { context: {} } },
 };

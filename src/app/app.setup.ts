@@ -80,9 +80,31 @@ function setupOpenApi(app: INestApplication, config: AppConfig): void {
       )
       .setVersion('1')
       .addServer(config.urls.publicUrl)
-      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'An API key issued by the admin API' }, API_KEY_SECURITY)
-      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'The ADMIN_TOKEN of this deployment' }, ADMIN_SECURITY)
-      .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key, on the OFREP routes' }, API_KEY_HEADER_SECURITY)
+      // bearerFormat is only a hint, but @nestjs/swagger defaults it to JWT, which neither credential is.
+      .addBearerAuth(
+        {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'opaque fsk_ API key',
+          description:
+            'An API key issued by the admin API (POST /v1/admin/organizations/{orgId}/api-keys): `fsk_` and 43 base64url ' +
+            'characters, an opaque random string (not a JWT: it carries nothing readable). Shown once; the service keeps only its hash.',
+        },
+        API_KEY_SECURITY,
+      )
+      .addBearerAuth(
+        {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'opaque secret (ADMIN_TOKEN)',
+          description: 'The ADMIN_TOKEN of this deployment: an opaque secret of at least 32 characters chosen by the operator (not a JWT)',
+        },
+        ADMIN_SECURITY,
+      )
+      .addApiKey(
+        { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key (`fsk_...`, as for bearer authentication), on the OFREP routes' },
+        API_KEY_HEADER_SECURITY,
+      )
       .build(),
   );
   SwaggerModule.setup('docs', app, addCommonResponses(document, SURFACES), { jsonDocumentUrl: 'docs-json', useGlobalPrefix: false });

@@ -10,10 +10,21 @@ const FLAG_HELP: Record<FlagName, string> = {
   permissions: 'FLAGS_READ,FLAGS_WRITE,...',
   plan: '<plan>',
   subscription: '<subscriptionId>',
+  search: '<text>',
+  page: '<n>',
+  limit: '<n>',
 };
 
-/** The command's flags, every one required; `help` for `--help`. */
-export function parseFlags(commandName: string, command: CommandSpec, args: string[]): Required<Flags> | 'help' {
+export interface ParsedFlags {
+  /** Every required flag. */
+  flags: Required<Flags>;
+  /** The optional flags given. */
+  optional: Flags;
+}
+
+/** The command's flags, the required ones checked; `help` for `--help`. */
+export function parseFlags(commandName: string, command: CommandSpec, args: string[]): ParsedFlags | 'help' {
+  const optionalFlags = command.optionalFlags ?? [];
   let values: Record<string, string | boolean | undefined>;
   let positionals: string[];
   try {
@@ -23,7 +34,7 @@ export function parseFlags(commandName: string, command: CommandSpec, args: stri
       allowPositionals: true,
       options: {
         help: { type: 'boolean', short: 'h' },
-        ...Object.fromEntries(command.flags.map((flag) => [flag, { type: 'string' as const }])),
+        ...Object.fromEntries([...command.flags, ...optionalFlags].map((flag) => [flag, { type: 'string' as const }])),
       },
     }));
   } catch (error) {
@@ -45,15 +56,24 @@ export function parseFlags(commandName: string, command: CommandSpec, args: stri
     if (typeof value !== 'string') throw new CliError('VALIDATION_ERROR', `--${flag} is required`);
     flags[flag] = value;
   }
-  return flags as Required<Flags>;
+  const optional: Flags = {};
+  for (const flag of optionalFlags) {
+    const value = values[flag];
+    if (typeof value === 'string') optional[flag] = value;
+  }
+  return { flags: flags as Required<Flags>, optional };
 }
 
 function flagList(command: CommandSpec): string {
-  return command.flags.length > 0 ? command.flags.map((flag) => `--${flag}`).join(', ') : 'no flags';
+  const all = [...command.flags, ...(command.optionalFlags ?? [])];
+  return all.length > 0 ? all.map((flag) => `--${flag}`).join(', ') : 'no flags';
 }
 
 export function commandUsage(name: string, command: CommandSpec): string {
-  const flags = command.flags.map((flag) => `--${flag} ${FLAG_HELP[flag]}`).join(' ');
+  const flags = [
+    ...command.flags.map((flag) => `--${flag} ${FLAG_HELP[flag]}`),
+    ...(command.optionalFlags ?? []).map((flag) => `[--${flag} ${FLAG_HELP[flag]}]`),
+  ].join(' ');
   return `  ${name}${flags ? ` ${flags}` : ''}\n      ${command.summary}\n`;
 }
 

@@ -1,7 +1,13 @@
 import { ClassConstructor, plainToInstance } from 'class-transformer';
 import { isUUID, validate } from 'class-validator';
 import { describeValidationErrors } from '../common/validation';
-import { CreateApiKeyDto, CreateOrganizationDto, CreateSubscriptionDto, UpdateOrganizationDto } from '../organizations/dto/organization.dto';
+import {
+  CreateApiKeyDto,
+  CreateOrganizationDto,
+  CreateSubscriptionDto,
+  ListOrganizationsQueryDto,
+  UpdateOrganizationDto,
+} from '../organizations/dto/organization.dto';
 import type { OrganizationsService } from '../organizations/organizations.service';
 import { CliError } from './cli-error';
 
@@ -10,14 +16,20 @@ import { CliError } from './cli-error';
  * and the same DTO validation rules.
  */
 
-export type FlagName = 'name' | 'bytes' | 'org' | 'key' | 'permissions' | 'plan' | 'subscription';
+export type FlagName = 'name' | 'bytes' | 'org' | 'key' | 'permissions' | 'plan' | 'subscription' | 'search' | 'page' | 'limit';
 export type Flags = Partial<Record<FlagName, string>>;
 
 export interface CommandSpec {
   summary: string;
+  /** Flags the command requires. */
   flags: FlagName[];
-  /** Validates the flags (before any database is opened) and returns the call to make; null for `migrate`. */
-  prepare(flags: Required<Flags>): Promise<(service: OrganizationsService) => Promise<unknown>> | null;
+  /** Flags it also takes, each optional as the query parameter it stands for. */
+  optionalFlags?: FlagName[];
+  /**
+   * Validates the flags (before any database is opened) and returns the call to make; null for `migrate`.
+   * `flags` holds every required flag, `optional` the optional ones given.
+   */
+  prepare(flags: Required<Flags>, optional: Flags): Promise<(service: OrganizationsService) => Promise<unknown>> | null;
 }
 
 /** Which flag a DTO property comes from, so that a validation message names both. */
@@ -26,6 +38,9 @@ const FLAG_OF_PROPERTY: Record<string, FlagName> = {
   storageAllocation: 'bytes',
   permissions: 'permissions',
   plan: 'plan',
+  search: 'search',
+  page: 'page',
+  limit: 'limit',
 };
 
 export const COMMANDS: Record<string, CommandSpec> = {
@@ -35,6 +50,25 @@ export const COMMANDS: Record<string, CommandSpec> = {
     prepare: async (flags) => {
       const dto = await validated(CreateOrganizationDto, { name: flags.name });
       return (service) => service.createOrganization(dto);
+    },
+  },
+  'list-orgs': {
+    summary: 'List organizations, newest first, a page at a time (GET /v1/admin/organizations)',
+    flags: [],
+    optionalFlags: ['search', 'page', 'limit'],
+    prepare: async (_flags, optional) => {
+      // Only what was given, so that the DTO's defaults (page 1, 20 per page) apply to the rest, as for a query string.
+      const given = Object.fromEntries(Object.entries(optional).filter(([, value]) => value !== undefined));
+      const query = await validated(ListOrganizationsQueryDto, given);
+      return (service) => service.listOrganizations(query);
+    },
+  },
+  'show-org': {
+    summary: 'Show an organization with its API keys (never the keys themselves) and subscriptions (GET /v1/admin/organizations/{orgId})',
+    flags: ['org'],
+    prepare: async (flags) => {
+      const org = uuid('org', flags.org);
+      return (service) => service.getOrganization(org);
     },
   },
   'set-allocation': {

@@ -41,12 +41,12 @@ export async function runCli(argv: string[]): Promise<number> {
   }
   const command = commandNamed(commandName);
   if (!command) throw new CliError('USAGE_ERROR', `Unknown command "${commandName}"; run with --help for the list`);
-  const flags = parseFlags(commandName, command, rest);
-  if (flags === 'help') {
+  const parsed = parseFlags(commandName, command, rest);
+  if (parsed === 'help') {
     process.stdout.write(commandUsage(commandName, command));
     return 0;
   }
-  const call = await command.prepare(flags);
+  const call = await command.prepare(parsed.flags, parsed.optional);
 
   let config: AppConfig;
   try {

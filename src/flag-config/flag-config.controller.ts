@@ -8,6 +8,7 @@ import { CONFIG_CACHE_CONTROL } from './config-payload';
 import { RateLimit } from '../rate-limit/rate-limit.guard';
 import { RateLimitBudget } from '../rate-limit/rate-limiter';
 import { ConfigPayloadDto } from './dto/config-payload.dto';
+import { CONFIG_PAYLOAD_EXAMPLE } from './dto/config.examples';
 import { CONFIG_POLL_PERMISSION, FlagConfigPoll } from './flag-config-poll';
 
 const VALIDATOR_HEADERS = {
@@ -38,7 +39,7 @@ export class FlagConfigController {
       'Limited to CONFIG_RATE_LIMIT_PER_MINUTE (1200) requests per minute per API key. Server-scoped flags are included: never forward them to clients.',
   })
   @ApiHeader({ name: 'If-None-Match', required: false, description: 'A previously received ETag' })
-  @ApiOkResponse({ type: ConfigPayloadDto, headers: VALIDATOR_HEADERS })
+  @ApiOkResponse({ type: ConfigPayloadDto, headers: VALIDATOR_HEADERS, example: CONFIG_PAYLOAD_EXAMPLE })
   @ApiNotModifiedResponse({ description: 'The configuration is unchanged; empty body', headers: VALIDATOR_HEADERS })
   getConfig(@CurrentPrincipal() principal: Principal, @Req() request: Request, @Res() response: ServerResponse): void {
     this.poll.respond(principal, request, response);

@@ -7,6 +7,7 @@ import { Principal } from '../auth/principal';
 import { ApiErrorDto } from '../common/dto/api-error.dto';
 import { Permission } from '../auth/permission';
 import { AuditExportQueryDto, AuditPageDto, AuditQueryDto } from './dto/flag-audit.dto';
+import { AUDIT_PAGE_EXAMPLE } from './dto/flag.examples';
 import { AUDIT_CSV_COLUMNS, AUDIT_EXPORT_MEDIA_TYPES, auditExportText } from './flag-audit-export';
 import { FlagsService } from './flags.service';
 
@@ -22,8 +23,14 @@ export class AuditController {
 
   @Get()
   @RequirePermission(Permission.FLAGS_READ)
-  @ApiOperation({ summary: 'The append-only log of flag changes, newest first, filtered by any of the query fields' })
-  @ApiOkResponse({ type: AuditPageDto })
+  @ApiOperation({
+    summary: 'The append-only log of flag changes, newest first, filtered by any of the query fields',
+    description:
+      'One entry per change, written in the same transaction as the change: who made it (`apiKey` with its key id, or `system` for ' +
+      'scheduled changes), the action label, and the whole flag state before and after. The filters combine; `from` is inclusive ' +
+      'and `to` exclusive. Pages of 1-100 entries (20 by default); GET /v1/flags/audit/export streams every match instead.',
+  })
+  @ApiOkResponse({ type: AuditPageDto, example: AUDIT_PAGE_EXAMPLE })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: `Bad page or limit. ${FILTERS_400}` })
   list(@CurrentPrincipal() principal: Principal, @Query() query: AuditQueryDto): Promise<AuditPageDto> {
     return this.flags.history(principal.organizationId, query);

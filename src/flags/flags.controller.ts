@@ -12,10 +12,12 @@ import {
 import { CurrentPrincipal, RequirePermission } from '../auth/auth.decorators';
 import { Principal } from '../auth/principal';
 import { UuidParam } from '../common/decorators/uuid-param.decorator';
+import { ApiJsonBody } from '../common/decorators/api-json-body.decorator';
 import { ApiErrorDto } from '../common/dto/api-error.dto';
 import { Permission } from '../auth/permission';
 import { CreateFlagDto, RestoreFlagDto, UpdateFlagDto } from './dto/flag-input.dto';
 import { FeatureFlagDto, FlagPageDto, ListFlagsQueryDto } from './dto/flag.dto';
+import { AUDIT_PAGE_EXAMPLE, FLAG_EXAMPLE, FLAG_PAGE_EXAMPLE } from './dto/flag.examples';
 import { FlagWriteRun } from './flag-writer';
 import { AuditedFlagWrite } from './flag-write.interceptor';
 import { FlagsService } from './flags.service';
@@ -28,8 +30,31 @@ export class FlagsController {
   @Post()
   @RequirePermission(Permission.FLAGS_WRITE)
   @AuditedFlagWrite()
-  @ApiOperation({ summary: 'Create a flag; it is published to servers at once' })
-  @ApiCreatedResponse({ type: FeatureFlagDto })
+  @ApiOperation({
+    summary: 'Create a flag; it is published to servers at once',
+    description:
+      'The key is the name servers read the flag by: immutable and unique in the organization (an archived flag keeps it). ' +
+      'The value must match the type (at most 4 KB, 4 levels deep). `shared` flags (the default) may be relayed to players; ' +
+      'create anything secret as `server`. An organization may have 5 flags, or 50 with an active subscription (GET /v1/flags/quota). ' +
+      'Audited as `flag.create`; servers see it on their next poll or stream event.',
+  })
+  @ApiJsonBody(CreateFlagDto, {
+    boolean: {
+      summary: 'A boolean event switch',
+      value: {
+        key: 'double-xp-weekend',
+        name: 'Double XP weekend',
+        description: 'Doubles XP from matches while the event runs',
+        type: 'boolean',
+        value: false,
+      },
+    },
+    json: {
+      summary: 'A server-only JSON table',
+      value: { key: 'loot-table', name: 'Loot table', type: 'json', value: { common: 0.7, rare: 0.25, legendary: 0.05 }, runtime: 'server' },
+    },
+  })
+  @ApiCreatedResponse({ type: FeatureFlagDto, example: { ...FLAG_EXAMPLE, value: false, updatedAt: FLAG_EXAMPLE.createdAt } })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: 'Validation failed: bad key, value not matching type, ...' })
   @ApiConflictResponse({ type: ApiErrorDto, description: 'Key already taken, or the organization is at its allowance' })
   create(@CurrentPrincipal() principal: Principal, @Body() dto: CreateFlagDto): FlagWriteRun<FeatureFlagDto> {
@@ -38,8 +63,14 @@ export class FlagsController {
 
   @Get()
   @RequirePermission(Permission.FLAGS_READ)
-  @ApiOperation({ summary: 'List flags, newest first, with the quota' })
-  @ApiOkResponse({ type: FlagPageDto })
+  @ApiOperation({
+    summary: 'List flags, newest first, with the quota',
+    description:
+      'Pages of 1-100 flags (20 by default) for management tooling; servers read GET /v1/flags/config instead. `search` keeps flags ' +
+      'whose key or name contains it, ignoring case (`%` and `_` match themselves); archived flags are left out unless ' +
+      '`includeArchived` is true. `quota` is GET /v1/flags/quota.',
+  })
+  @ApiOkResponse({ type: FlagPageDto, example: FLAG_PAGE_EXAMPLE })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: 'Bad page, limit, search or includeArchived' })
   list(@CurrentPrincipal() principal: Principal, @Query() query: ListFlagsQueryDto): Promise<FlagPageDto> {
     return this.flags.list(principal.organizationId, query);
@@ -47,8 +78,12 @@ export class FlagsController {
 
   @Get(':flagId')
   @RequirePermission(Permission.FLAGS_READ)
-  @ApiOperation({ summary: 'Read one flag' })
-  @ApiOkResponse({ type: FeatureFlagDto })
+  @ApiOperation({
+    summary: 'Read one flag',
+    description:
+      'The management view, archived or not, with `locked` telling whether it is beyond the allowance (then it serves but cannot be edited).',
+  })
+  @ApiOkResponse({ type: FeatureFlagDto, example: FLAG_EXAMPLE })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: 'flagId is not a valid UUID' })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such flag in this organization' })
   get(@CurrentPrincipal() principal: Principal, @UuidParam('flagId') flagId: string): Promise<FeatureFlagDto> {
@@ -58,8 +93,20 @@ export class FlagsController {
   @Patch(':flagId')
   @RequirePermission(Permission.FLAGS_WRITE, { forbidden: 'The key lacks FLAGS_WRITE, or the flag is locked' })
   @AuditedFlagWrite()
-  @ApiOperation({ summary: 'Change a flag: send only what changes; the key is immutable' })
-  @ApiOkResponse({ type: FeatureFlagDto })
+  @ApiOperation({
+    summary: 'Change a flag: send only what changes; the key is immutable',
+    description:
+      '`type` and `value` go together; `description: null` clears it; `archived: true` takes the flag out of the config payload ' +
+      '(its value cannot change while archived). A locked flag may only be archived, unarchived or deleted. One audit entry per ' +
+      'call, labelled by the most significant change (runtime > value > archive state > name and description); a call that ' +
+      'changes nothing writes none.',
+  })
+  @ApiJsonBody(UpdateFlagDto, {
+    value: { summary: 'Turn the event on', value: { type: 'boolean', value: true } },
+    archive: { summary: 'Archive it once the event is over', value: { archived: true } },
+    rename: { summary: 'Rename it and clear the description', value: { name: 'Double XP (weekend)', description: null } },
+  })
+  @ApiOkResponse({ type: FeatureFlagDto, example: FLAG_EXAMPLE })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: 'Validation failed, or type and value not sent together' })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such flag in this organization' })
   @ApiConflictResponse({ type: ApiErrorDto, description: 'Value change of an archived flag' })
@@ -77,7 +124,10 @@ export class FlagsController {
       'An ordinary edit by the calling key: the rules and audit labels of PATCH apply, and restoring the current state ' +
       'writes nothing. The entry must be one of this flag whose `after` is not null (not a deletion).',
   })
-  @ApiOkResponse({ type: FeatureFlagDto, description: 'The flag as restored' })
+  @ApiJsonBody(RestoreFlagDto, {
+    entry: { summary: "Back to an audit entry's after state", value: { auditEntryId: AUDIT_PAGE_EXAMPLE.results[1].id } },
+  })
+  @ApiOkResponse({ type: FeatureFlagDto, description: 'The flag as restored', example: { ...FLAG_EXAMPLE, value: false } })
   @ApiBadRequestResponse({
     type: ApiErrorDto,
     description: 'flagId or auditEntryId is not a UUID; AUDIT_ENTRY_NOT_RESTORABLE: the entry is not one of this flag with an after state',
@@ -92,7 +142,12 @@ export class FlagsController {
   @HttpCode(HttpStatus.NO_CONTENT)
   @RequirePermission(Permission.FLAGS_WRITE)
   @AuditedFlagWrite()
-  @ApiOperation({ summary: 'Delete a flag permanently (allowed even when locked); its audit history stays' })
+  @ApiOperation({
+    summary: 'Delete a flag permanently (allowed even when locked); its audit history stays',
+    description:
+      'The flag leaves the config payload and frees its key and its place in the allowance. Audited as `flag.delete` (after: null); ' +
+      'its earlier entries keep `flagKey` and get `flagId: null`, and its pending schedules become `failed`. To keep it, archive it instead.',
+  })
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: 'flagId is not a valid UUID' })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such flag in this organization' })

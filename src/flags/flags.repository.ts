@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Db, isUniqueViolation, Transaction } from '../database/sql';
+import { containsPattern } from '../common/like-pattern';
 import { Flag, FlagRuntime, FlagSnapshot, FlagType } from './flag.model';
 
 export interface NewFlag extends FlagSnapshot {
@@ -91,7 +92,7 @@ export class FlagsRepository {
     const parameters: unknown[] = [organizationId];
     if (!filter.includeArchived) conditions.push('NOT archived');
     if (filter.search) {
-      parameters.push(`%${escapeLike(filter.search)}%`);
+      parameters.push(containsPattern(filter.search));
       conditions.push(`(key ILIKE $${parameters.length} OR name ILIKE $${parameters.length})`);
     }
     const where = conditions.join(' AND ');
@@ -133,8 +134,4 @@ export class FlagsRepository {
       [organizationId],
     );
   }
-}
-
-function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, (character) => `\\${character}`);
 }

@@ -19,8 +19,12 @@ export class HealthController {
 
   @Get()
   @Header('Cache-Control', NO_CACHE)
-  @ApiOperation({ summary: 'Readiness, as GET /health/ready, answered in the original body when ready' })
-  @ApiOkResponse({ type: LegacyHealthDto })
+  @ApiOperation({
+    summary: 'Readiness, as GET /health/ready, answered in the original body when ready',
+    description:
+      'Kept for probes written against the first release: 200 `{status: "ok", database: "up"}` when ready, otherwise what /health/ready answers.',
+  })
+  @ApiOkResponse({ type: LegacyHealthDto, example: { status: 'ok', database: 'up' } })
   @ApiServiceUnavailableResponse({ type: HealthCheckResultDto, description: NOT_READY })
   async check(@Res({ passthrough: true }) response: Response): Promise<LegacyHealthDto | HealthCheckResultDto> {
     const { ready, result } = await this.checks.ready();
@@ -31,8 +35,12 @@ export class HealthController {
 
   @Get('live')
   @Header('Cache-Control', NO_CACHE)
-  @ApiOperation({ summary: 'Liveness: the process answers (no dependency is checked)' })
-  @ApiOkResponse({ type: HealthCheckResultDto })
+  @ApiOperation({
+    summary: 'Liveness: the process answers (no dependency is checked)',
+    description:
+      'For a liveness probe: a failure means the process should be restarted. It stays 200 while the database is away, so an outage never restarts every instance.',
+  })
+  @ApiOkResponse({ type: HealthCheckResultDto, example: { status: 'ok', info: {}, error: {}, details: {} } })
   async live(): Promise<HealthCheckResultDto> {
     return (await this.checks.live()) as HealthCheckResultDto;
   }
@@ -41,8 +49,17 @@ export class HealthController {
   @Header('Cache-Control', NO_CACHE)
   @ApiOperation({
     summary: 'Readiness: the database answers and is migrated; Redis (REDIS_URL) and the object store answer',
+    description: 'For a readiness probe or a load balancer: 503 while a dependency is down, so traffic goes to other instances until it returns.',
   })
-  @ApiOkResponse({ type: HealthCheckResultDto })
+  @ApiOkResponse({
+    type: HealthCheckResultDto,
+    example: {
+      status: 'ok',
+      info: { database: { status: 'up' }, migrations: { status: 'up' } },
+      error: {},
+      details: { database: { status: 'up' }, migrations: { status: 'up' } },
+    },
+  })
   @ApiServiceUnavailableResponse({ type: HealthCheckResultDto, description: NOT_READY })
   async ready(@Res({ passthrough: true }) response: Response): Promise<HealthCheckResultDto> {
     const { ready, result } = await this.checks.ready();

@@ -1,17 +1,37 @@
-import { Body, Controller, Delete, HttpCode, HttpStatus, Patch, Post } from '@nestjs/common';
-import { ApiCreatedResponse, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Patch, Post, Query } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import { AdminOnly } from '../auth/auth.decorators';
 import { UuidParam } from '../common/decorators/uuid-param.decorator';
+import { ApiJsonBody } from '../common/decorators/api-json-body.decorator';
 import { ApiErrorDto } from '../common/dto/api-error.dto';
+import { Permission } from '../auth/permission';
 import {
   CreateApiKeyDto,
   CreatedApiKeyDto,
   CreateOrganizationDto,
   CreateSubscriptionDto,
+  ListOrganizationsQueryDto,
+  OrganizationDetailDto,
   OrganizationDto,
+  OrganizationPageDto,
   SubscriptionDto,
   UpdateOrganizationDto,
 } from './dto/organization.dto';
+import {
+  CREATED_API_KEY_EXAMPLE,
+  ORGANIZATION_DETAIL_EXAMPLE,
+  ORGANIZATION_EXAMPLE,
+  ORGANIZATION_PAGE_EXAMPLE,
+  SUBSCRIPTION_EXAMPLE,
+} from './dto/organization.examples';
 import { OrganizationsService } from './organizations.service';
 
 /** The admin API's prefix under base_url: authorised by ADMIN_TOKEN, never open to browsers. */
@@ -24,23 +44,80 @@ export class AdminController {
   constructor(private readonly organizations: OrganizationsService) {}
 
   @Post()
-  @ApiOperation({ summary: 'Create an organization' })
-  @ApiCreatedResponse({ type: OrganizationDto })
+  @ApiOperation({
+    summary: 'Create an organization',
+    description:
+      'The tenant that owns flags, files and API keys. It starts with the default storage allocation ' +
+      '(STORAGE_DEFAULT_ALLOCATION, 1 GiB unless configured) and no subscription, so its flag allowance is 5. ' +
+      'Next: issue it an API key. CLI: `create-org --name <name>`.',
+  })
+  @ApiJsonBody(CreateOrganizationDto, { studio: { summary: 'A studio', value: { name: 'Acme Games' } } })
+  @ApiCreatedResponse({ type: OrganizationDto, example: ORGANIZATION_EXAMPLE })
   createOrganization(@Body() dto: CreateOrganizationDto): Promise<OrganizationDto> {
     return this.organizations.createOrganization(dto);
   }
 
+  @Get()
+  @ApiOperation({
+    summary: 'List organizations, newest first',
+    description:
+      'Pages of 1-100 organizations (20 by default). `search` keeps those whose name contains it, ignoring case; ' +
+      '`%` and `_` match themselves. Read an organization by id for its keys and subscriptions. CLI: `list-orgs [--search] [--page] [--limit]`.',
+  })
+  @ApiOkResponse({ type: OrganizationPageDto, example: ORGANIZATION_PAGE_EXAMPLE })
+  @ApiBadRequestResponse({ type: ApiErrorDto, description: 'Bad page, limit or search' })
+  listOrganizations(@Query() query: ListOrganizationsQueryDto): Promise<OrganizationPageDto> {
+    return this.organizations.listOrganizations(query);
+  }
+
+  @Get(':orgId')
+  @ApiOperation({
+    summary: 'Read an organization with its API keys and subscriptions',
+    description:
+      'Every key it was issued, oldest first, revoked ones included with `revokedAt`: id, name, permissions and dates, never the key or ' +
+      'its hash (the key is shown once, when issued). This is how to find the id of a key to revoke. Every subscription, cancelled ' +
+      'ones included with `cancelledAt`. CLI: `show-org --org <orgId>`.',
+  })
+  @ApiOkResponse({ type: OrganizationDetailDto, example: ORGANIZATION_DETAIL_EXAMPLE })
+  @ApiBadRequestResponse({ type: ApiErrorDto, description: 'orgId is not a valid UUID' })
+  @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such organization' })
+  getOrganization(@UuidParam('orgId') orgId: string): Promise<OrganizationDetailDto> {
+    return this.organizations.getOrganization(orgId);
+  }
+
   @Patch(':orgId')
-  @ApiOperation({ summary: "Change an organization's storage allocation" })
-  @ApiOkResponse({ type: OrganizationDto })
+  @ApiOperation({
+    summary: "Change an organization's storage allocation",
+    description:
+      'The bytes its files may use (GET /v1/storage reports use beyond it as overage; with STORAGE_ENFORCE_ALLOCATION=true uploads ' +
+      'past it are refused). Files already stored are kept. CLI: `set-allocation --org <orgId> --bytes <n>`.',
+  })
+  @ApiJsonBody(UpdateOrganizationDto, { tenGibibytes: { summary: '10 GiB', value: { storageAllocation: 10737418240 } } })
+  @ApiOkResponse({ type: OrganizationDto, example: { ...ORGANIZATION_EXAMPLE, storageAllocation: 10737418240 } })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such organization' })
   updateOrganization(@UuidParam('orgId') orgId: string, @Body() dto: UpdateOrganizationDto): Promise<OrganizationDto> {
     return this.organizations.updateOrganization(orgId, dto);
   }
 
   @Post(':orgId/api-keys')
-  @ApiOperation({ summary: 'Issue an API key; the key is in this response only' })
-  @ApiCreatedResponse({ type: CreatedApiKeyDto })
+  @ApiOperation({
+    summary: 'Issue an API key; the key is in this response only',
+    description:
+      'The key (`fsk_` and 43 random characters) is returned once and stored only as a hash: keep it in a secret store. It works on ' +
+      'every instance at once. Give each server only what it needs: a game server polling flags needs FLAGS_READ alone. ' +
+      'CLI: `create-key --org <orgId> --name <name> --permissions FLAGS_READ,...`.',
+  })
+  @ApiJsonBody(CreateApiKeyDto, {
+    gameServer: { summary: 'A game server: reads flags only', value: { name: 'game-server-eu', permissions: [Permission.FLAGS_READ] } },
+    tooling: {
+      summary: 'Internal tooling: manages flags and files',
+      value: {
+        name: 'liveops-console',
+        permissions: [Permission.FLAGS_READ, Permission.FLAGS_WRITE, Permission.STORAGE_READ, Permission.STORAGE_WRITE],
+      },
+    },
+  })
+  @ApiCreatedResponse({ type: CreatedApiKeyDto, example: CREATED_API_KEY_EXAMPLE })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such organization' })
   createApiKey(@UuidParam('orgId') orgId: string, @Body() dto: CreateApiKeyDto): Promise<CreatedApiKeyDto> {
     return this.organizations.createApiKey(orgId, dto);
@@ -48,7 +125,13 @@ export class AdminController {
 
   @Delete(':orgId/api-keys/:keyId')
   @HttpCode(HttpStatus.NO_CONTENT)
-  @ApiOperation({ summary: 'Revoke an API key; it answers 401 from the next request on' })
+  @ApiOperation({
+    summary: 'Revoke an API key; it answers 401 from the next request on',
+    description:
+      'Refused from the next request on the instance that revoked it, and within a second on every other. A revoked key stays listed ' +
+      '(with `revokedAt`) when the organization is read. Lost the key id? GET /v1/admin/organizations/{orgId} lists the keys by name. ' +
+      'CLI: `revoke-key --org <orgId> --key <keyId>`.',
+  })
   @ApiNoContentResponse({ description: 'Revoked' })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such active key in this organization' })
   revokeApiKey(@UuidParam('orgId') orgId: string, @UuidParam('keyId') keyId: string): Promise<void> {
@@ -56,8 +139,15 @@ export class AdminController {
   }
 
   @Post(':orgId/subscriptions')
-  @ApiOperation({ summary: 'Add an active subscription (raises the flag allowance to 50)' })
-  @ApiCreatedResponse({ type: SubscriptionDto })
+  @ApiOperation({
+    summary: 'Add an active subscription (raises the flag allowance to 50)',
+    description:
+      'An organization with at least one active subscription, of any plan, may have 50 flags instead of 5, and flags that were ' +
+      'locked beyond the allowance become editable again. The plan is a label of your billing system. ' +
+      'CLI: `subscribe --org <orgId> --plan <plan>`.',
+  })
+  @ApiJsonBody(CreateSubscriptionDto, { pro: { summary: 'A plan of your billing system', value: { plan: 'pro' } } })
+  @ApiCreatedResponse({ type: SubscriptionDto, example: SUBSCRIPTION_EXAMPLE })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such organization' })
   createSubscription(@UuidParam('orgId') orgId: string, @Body() dto: CreateSubscriptionDto): Promise<SubscriptionDto> {
     return this.organizations.createSubscription(orgId, dto);
@@ -65,7 +155,12 @@ export class AdminController {
 
   @Delete(':orgId/subscriptions/:subscriptionId')
   @HttpCode(HttpStatus.NO_CONTENT)
-  @ApiOperation({ summary: 'Cancel a subscription' })
+  @ApiOperation({
+    summary: 'Cancel a subscription',
+    description:
+      'When it was the last active one, the allowance falls back to 5: the flags beyond it (the newest) keep serving their values ' +
+      'but are locked against edits until the organization subscribes again or removes flags. CLI: `unsubscribe --org <orgId> --subscription <id>`.',
+  })
   @ApiNoContentResponse({ description: 'Cancelled' })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such active subscription in this organization' })
   cancelSubscription(@UuidParam('orgId') orgId: string, @UuidParam('subscriptionId') subscriptionId: string): Promise<void> {

@@ -1,3 +1,5 @@
+import { Permission } from '../auth/permission';
+
 export interface Organization {
   id: string;
   name: string;
@@ -15,4 +17,13 @@ export interface Subscription {
   status: SubscriptionStatus;
   createdAt: Date;
   cancelledAt: Date | null;
+}
+
+/** An API key as the admin read-back shows it: never the key, never its hash. */
+export interface ApiKeyRecord {
+  id: string;
+  name: string;
+  permissions: Permission[];
+  createdAt: Date;
+  revokedAt: Date | null;
 }

@@ -1,11 +1,14 @@
 import { Injectable } from '@nestjs/common';
+import { containsPattern } from '../common/like-pattern';
 import { Db, Transaction } from '../database/sql';
-import { Organization, Subscription } from './organization.model';
+import { ApiKeyRecord, Organization, Subscription } from './organization.model';
 
 // storage_allocation is a bigint; float8 carries every whole number up to 2^53 exactly, and the API allows no more.
 const ORGANIZATION = `id, name, storage_allocation::float8 AS "storageAllocation", created_at AS "createdAt"`;
 const SUBSCRIPTION = `id, organization_id AS "organizationId", plan, status, created_at AS "createdAt",
   cancelled_at AS "cancelledAt"`;
+// Deliberately without key_hash: what the read-back never reads, it cannot show.
+const API_KEY_RECORD = `id, name, permissions, created_at AS "createdAt", revoked_at AS "revokedAt"`;
 
 /** Data access for organizations and their subscriptions (API keys: auth's ApiKeysRepository), on the `Db` it is given. */
 @Injectable()
@@ -20,6 +23,40 @@ export class OrganizationsRepository {
 
   findOrganization(db: Db, organizationId: string): Promise<Organization | null> {
     return db.row<Organization>(`SELECT ${ORGANIZATION} FROM organizations WHERE id = $1`, [organizationId]);
+  }
+
+  /** A page of organizations, newest first; `search` is a case-insensitive substring of the name, taken literally. */
+  async listOrganizations(db: Db, filter: { search?: string; offset: number; limit: number }): Promise<{ rows: Organization[]; total: number }> {
+    const parameters: unknown[] = [];
+    let where = 'TRUE';
+    if (filter.search) {
+      parameters.push(containsPattern(filter.search));
+      where = 'name ILIKE $1';
+    }
+    const rows = await db.rows<Organization & { total: number }>(
+      `SELECT ${ORGANIZATION}, count(*) OVER ()::int AS total FROM organizations WHERE ${where}
+       ORDER BY created_at DESC, id DESC OFFSET $${parameters.length + 1} LIMIT $${parameters.length + 2}`,
+      [...parameters, filter.offset, filter.limit],
+    );
+    if (rows.length > 0 || filter.offset === 0) {
+      return { rows: rows.map(({ total: _total, ...row }) => row), total: rows[0]?.total ?? 0 };
+    }
+    // Past the last page the window count has no row to ride on.
+    const [{ total }] = await db.rows<{ total: number }>(`SELECT count(*)::int AS total FROM organizations WHERE ${where}`, parameters);
+    return { rows: [], total };
+  }
+
+  /**
+   * Every API key the organization was issued, revoked ones included, oldest first. The api_keys rows belong to
+   * auth's ApiKeysRepository; this read-only view of them exists for the admin read-back and selects no key hash.
+   */
+  listApiKeys(db: Db, organizationId: string): Promise<ApiKeyRecord[]> {
+    return db.rows<ApiKeyRecord>(`SELECT ${API_KEY_RECORD} FROM api_keys WHERE organization_id = $1 ORDER BY created_at, id`, [organizationId]);
+  }
+
+  /** Every subscription of the organization, cancelled ones included, oldest first. */
+  listSubscriptions(db: Db, organizationId: string): Promise<Subscription[]> {
+    return db.rows<Subscription>(`SELECT ${SUBSCRIPTION} FROM subscriptions WHERE organization_id = $1 ORDER BY created_at, id`, [organizationId]);
   }
 
   /**

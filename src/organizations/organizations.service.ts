@@ -4,6 +4,7 @@ import { ApiKeyIndex } from '../auth/api-key-index';
 import { ApiKeysRepository } from '../auth/api-keys.repository';
 import { InvalidationBus } from '../invalidation/invalidation-bus';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { pageWindow, totalPages } from '../common/dto/pagination';
 import { Sql, Transaction } from '../database/sql';
 import { Transactions } from '../database/transactions';
 import {
@@ -11,7 +12,10 @@ import {
   CreatedApiKeyDto,
   CreateOrganizationDto,
   CreateSubscriptionDto,
+  ListOrganizationsQueryDto,
+  OrganizationDetailDto,
   OrganizationDto,
+  OrganizationPageDto,
   SubscriptionDto,
   UpdateOrganizationDto,
 } from './dto/organization.dto';
@@ -34,6 +38,26 @@ export class OrganizationsService {
   async createOrganization(dto: CreateOrganizationDto): Promise<OrganizationDto> {
     const organization = await this.organizations.createOrganization(this.sql, dto.name, this.config.storage.defaultAllocationBytes);
     return OrganizationDto.from(organization);
+  }
+
+  async listOrganizations(query: ListOrganizationsQueryDto): Promise<OrganizationPageDto> {
+    const { rows, total } = await this.organizations.listOrganizations(this.sql, { search: query.search, ...pageWindow(query) });
+    return {
+      results: rows.map((organization) => OrganizationDto.from(organization)),
+      total,
+      page: query.page,
+      totalPages: totalPages(total, query.limit),
+    };
+  }
+
+  /** The organization with its keys (never their hashes) and subscriptions: how an operator finds the id of a key to revoke. */
+  async getOrganization(organizationId: string): Promise<OrganizationDetailDto> {
+    const organization = await this.organizations.findOrganization(this.sql, organizationId);
+    if (!organization) throw OrganizationsErrors.organizationNotFound(organizationId);
+    // Organizations are never deleted, so the reads after this one find the same organization.
+    const apiKeys = await this.organizations.listApiKeys(this.sql, organizationId);
+    const subscriptions = await this.organizations.listSubscriptions(this.sql, organizationId);
+    return OrganizationDetailDto.detail(organization, apiKeys, subscriptions);
   }
 
   async updateOrganization(organizationId: string, dto: UpdateOrganizationDto): Promise<OrganizationDto> {

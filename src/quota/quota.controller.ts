@@ -5,6 +5,7 @@ import { Principal } from '../auth/principal';
 import { Permission } from '../auth/permission';
 import { Sql } from '../database/sql';
 import { FeatureFlagQuotaDto } from './dto/quota.dto';
+import { QUOTA_EXAMPLE } from './dto/quota.examples';
 import { QuotaService } from './quota.service';
 
 @ApiTags('flags')
@@ -17,8 +18,14 @@ export class QuotaController {
 
   @Get()
   @RequirePermission(Permission.FLAGS_READ)
-  @ApiOperation({ summary: "The organization's flag allowance and usage" })
-  @ApiOkResponse({ type: FeatureFlagQuotaDto })
+  @ApiOperation({
+    summary: "The organization's flag allowance and usage",
+    description:
+      '`max` is 5, or 50 while the organization has any active subscription; `used` counts every flag, archived ones included. ' +
+      'Flags beyond `max` (the newest, by creation time) are `locked`: they keep serving their values, but only archiving and ' +
+      'deleting them is allowed until the organization subscribes again or removes flags. At `max`, creating a flag answers 409.',
+  })
+  @ApiOkResponse({ type: FeatureFlagQuotaDto, example: QUOTA_EXAMPLE })
   getQuota(@CurrentPrincipal() principal: Principal): Promise<FeatureFlagQuotaDto> {
     return this.quota.quotaFor(this.sql, principal.organizationId);
   }

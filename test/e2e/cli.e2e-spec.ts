@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import request from 'supertest';
 import { bearer } from '../factories/organizations.factory';
-import { createTestApp, TestApp } from '../support/test-app';
+import { createTestApp, TEST_ADMIN_TOKEN, TestApp } from '../support/test-app';
 
 const ROOT = resolve(__dirname, '..', '..');
 const UNKNOWN_ORG = '00000000-0000-4000-8000-000000000000';
@@ -146,6 +146,82 @@ describe('admin CLI', () => {
     expect(cancelled.json).toEqual({ cancelled: run.json.id });
     const { rows } = await t.db.query('SELECT status FROM subscriptions WHERE id = $1', [run.json.id]);
     expect(rows).toEqual([{ status: 'cancelled' }]);
+  });
+
+  it('lists organizations newest first, paged and searched as the admin API does', async () => {
+    const prefix = `cli-${Date.now().toString(36)}`;
+    const created = [];
+    for (const name of [`${prefix} One`, `${prefix} Two`, `${prefix} 100% Three`]) created.push((await cli('create-org', '--name', name)).json);
+    const [one, two, three] = created;
+
+    const first = await cli('list-orgs', '--search', prefix.toUpperCase(), '--limit', '2');
+    expect(first.code).toBe(0);
+    expect(first.json).toEqual({ results: [three, two], total: 3, page: 1, totalPages: 2 });
+    const second = await cli('list-orgs', '--search', prefix, '--limit', '2', '--page', '2');
+    expect(second.json).toEqual({ results: [one], total: 3, page: 2, totalPages: 2 });
+    const literal = await cli('list-orgs', '--search', `${prefix} 100%`);
+    expect(literal.json).toEqual({ results: [three], total: 1, page: 1, totalPages: 1 });
+
+    // No flags: the first page of 20, the newest organization first, as GET /v1/admin/organizations answers.
+    const all = await cli('list-orgs');
+    expect(all.code).toBe(0);
+    const api = await request(t.http).get('/v1/admin/organizations').set(bearer(TEST_ADMIN_TOKEN)).expect(200);
+    expect(all.json).toEqual(api.body);
+    expect(all.json.results[0]).toEqual(three);
+  });
+
+  it('shows an organization with its keys and subscriptions, never a key or its hash', async () => {
+    const org = (await cli('create-org', '--name', 'Shown')).json;
+    const live = (await cli('create-key', '--org', org.id, '--name', 'live', '--permissions', 'FLAGS_READ')).json;
+    const revoked = (await cli('create-key', '--org', org.id, '--name', 'gone', '--permissions', 'STORAGE_READ,STORAGE_WRITE')).json;
+    await cli('revoke-key', '--org', org.id, '--key', revoked.id);
+    const subscription = (await cli('subscribe', '--org', org.id, '--plan', 'pro')).json;
+
+    const run = await cli('show-org', '--org', org.id);
+    expect(run.code).toBe(0);
+    expect(run.json).toEqual({
+      ...org,
+      apiKeys: [
+        { id: live.id, name: 'live', permissions: ['FLAGS_READ'], createdAt: live.createdAt, revokedAt: null },
+        { id: revoked.id, name: 'gone', permissions: ['STORAGE_READ', 'STORAGE_WRITE'], createdAt: revoked.createdAt, revokedAt: expect.any(String) },
+      ],
+      subscriptions: [{ ...subscription, cancelledAt: null }],
+    });
+    const api = await request(t.http).get(`/v1/admin/organizations/${org.id}`).set(bearer(TEST_ADMIN_TOKEN)).expect(200);
+    expect(run.json).toEqual(api.body);
+    const { rows } = await t.db.query('SELECT key_hash FROM api_keys WHERE organization_id = $1', [org.id]);
+    for (const secret of [live.key, revoked.key, ...rows.map((row) => row.key_hash as string)]) {
+      expect(run.stdout).not.toContain(secret);
+      expect(run.stdout).not.toContain(secret.slice(-24));
+    }
+  });
+
+  it('refuses bad read-back flags naming them, and reports an unknown organization as not found', async () => {
+    for (const [args, message] of [
+      [['--page', '0'], /^page must not be less than 1 \(--page\)$/],
+      [['--limit', '101'], /^limit must not be greater than 100 \(--limit\)$/],
+      [['--limit', 'ten'], /^limit must be an integer number \(--limit\)$/],
+      [['--search', 'x'.repeat(101)], /^search must be shorter than or equal to 100 characters \(--search\)$/],
+    ] as const) {
+      const run = await cli('list-orgs', ...args);
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe('');
+      expect(run.error).toEqual({ code: 'VALIDATION_ERROR', message: expect.stringMatching(message) });
+    }
+    const badUuid = await cli('show-org', '--org', 'not-a-uuid');
+    expect(badUuid.error).toEqual({ code: 'VALIDATION_ERROR', message: '--org must be a valid UUID' });
+    const missingOrg = await cli('show-org');
+    expect(missingOrg.error).toEqual({ code: 'VALIDATION_ERROR', message: '--org is required' });
+    const unknown = await cli('show-org', '--org', UNKNOWN_ORG);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stdout).toBe('');
+    expect(unknown.error).toEqual({ code: 'ORGANIZATION_NOT_FOUND', message: `Organization ${UNKNOWN_ORG} not found` });
+  });
+
+  it('lists the read-back commands and their optional flags in the usage', async () => {
+    const help = await cli('--help');
+    expect(help.stdout).toMatch(/^ {2}list-orgs \[--search <text>\] \[--page <n>\] \[--limit <n>\]$/m);
+    expect(help.stdout).toMatch(/^ {2}show-org --org <orgId>$/m);
   });
 
   it('reports a validation error naming the field, on stderr with exit code 1', async () => {

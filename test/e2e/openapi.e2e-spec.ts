@@ -1,7 +1,16 @@
 import request from 'supertest';
+import { Contract, OpenApiDocument } from '../support/contract';
 import { createTestApp, TestApp } from '../support/test-app';
 
-type Operation = { security?: Record<string, string[]>[]; responses: Record<string, { content?: Record<string, { schema: unknown }> }> };
+type MediaType = { schema: unknown; example?: unknown; examples?: Record<string, { summary?: string; value?: unknown }> };
+type Operation = {
+  summary?: string;
+  description?: string;
+  security?: Record<string, string[]>[];
+  requestBody?: { content?: Record<string, MediaType> };
+  responses: Record<string, { content?: Record<string, MediaType> }>;
+};
+type SecurityScheme = { type: string; scheme?: string; bearerFormat?: string; description?: string };
 
 // Every operation can fail unexpectedly (500) or lose its database (503); one with a body can also be refused
 // by the body parser before routing: malformed (400), too large (413), not JSON (415), or be cut off because
@@ -24,6 +33,8 @@ const FLAG_OPERATIONS: [string, string, string[]][] = [
 
 const ADMIN_OPERATIONS: [string, string, string[]][] = [
   ['post', '/v1/admin/organizations', ['201', '401', ...BODY]],
+  ['get', '/v1/admin/organizations', ['200', '400', '401', ...ANY]],
+  ['get', '/v1/admin/organizations/{orgId}', ['200', '400', '401', '404', ...ANY]],
   ['patch', '/v1/admin/organizations/{orgId}', ['200', '401', '404', ...BODY]],
   ['post', '/v1/admin/organizations/{orgId}/api-keys', ['201', '401', '404', ...BODY]],
   ['delete', '/v1/admin/organizations/{orgId}/api-keys/{keyId}', ['204', '401', '404', ...BODY]],
@@ -35,12 +46,16 @@ describe('OpenAPI document', () => {
   let t: TestApp;
   let paths: Record<string, Record<string, Operation>>;
   let schemas: Record<string, { properties?: Record<string, unknown> }>;
+  let securitySchemes: Record<string, SecurityScheme>;
+  let contract: Contract;
 
   beforeAll(async () => {
     t = await createTestApp();
     const doc = await request(t.http).get('/docs-json').expect(200);
     paths = doc.body.paths;
     schemas = doc.body.components.schemas;
+    securitySchemes = doc.body.components.securitySchemes;
+    contract = new Contract(doc.body as OpenApiDocument);
   });
   afterAll(() => t.close());
 
@@ -116,5 +131,91 @@ describe('OpenAPI document', () => {
       expect(field.oneOf).toEqual([{ $ref: '#/components/schemas/FlagSnapshotDto' }, { type: 'object', nullable: true, enum: [null] }]);
     }
     expect(property('FeatureFlagDto', 'description').nullable).toBe(true);
+  });
+
+  describe('as the teams who read it first need it', () => {
+    const everyOperation = () =>
+      Object.entries(paths).flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ path, method, operation })));
+    const isJson = (mediaType: string) => mediaType === 'application/json' || mediaType.endsWith('+json');
+
+    /** Each example of a media type: `example`, or every value of `examples`. */
+    function examplesOf(media: MediaType): { name: string; value: unknown }[] {
+      if (media.example !== undefined) return [{ name: 'example', value: media.example }];
+      return Object.entries(media.examples ?? {}).map(([name, example]) => ({ name, value: example.value }));
+    }
+
+    /** What is wrong with the examples of one body: none at all, or one that its own schema refuses. */
+    function exampleFaults(label: string, media: MediaType, pointer: string[]): string[] {
+      const examples = examplesOf(media);
+      if (examples.length === 0) return [`${label}: no example`];
+      return examples.flatMap(({ name, value }) => {
+        if (value === undefined) return [`${label}: example ${name} has no value`];
+        const mismatches = contract.mismatches([...pointer, 'schema'], value);
+        return mismatches.length > 0 ? [`${label}: example ${name} does not match its schema: ${mismatches.join('; ')}`] : [];
+      });
+    }
+
+    it('gives every operation a summary and a description that says more than the summary', () => {
+      const lacking = everyOperation()
+        .filter(({ operation }) => {
+          const summary = operation.summary?.trim() ?? '';
+          const description = operation.description?.trim() ?? '';
+          return summary === '' || description === '' || description === summary;
+        })
+        .map(({ path, method }) => `${method.toUpperCase()} ${path}`);
+      expect(lacking).toEqual([]);
+    });
+
+    it('gives every JSON request body an example, and every example matches the body schema', () => {
+      const faults = everyOperation().flatMap(({ path, method, operation }) =>
+        Object.entries(operation.requestBody?.content ?? {})
+          .filter(([mediaType]) => isJson(mediaType))
+          .flatMap(([mediaType, media]) =>
+            exampleFaults(`${method.toUpperCase()} ${path} request`, media, ['paths', path, method, 'requestBody', 'content', mediaType]),
+          ),
+      );
+      expect(faults).toEqual([]);
+      // Not vacuous: the document has JSON request bodies, and the check holds them to their schemas.
+      const bodies = everyOperation().filter(({ operation }) => operation.requestBody?.content?.['application/json']);
+      expect(bodies.length).toBeGreaterThanOrEqual(11);
+      const createFlag = ['paths', '/v1/flags', 'post', 'requestBody', 'content', 'application/json', 'schema'];
+      expect(contract.mismatches(createFlag, { key: 'Not A Key', name: 'x', type: 'boolean', value: true })).not.toEqual([]);
+    });
+
+    it('gives every JSON success answer an example, and every example matches the answer schema', () => {
+      const faults = everyOperation().flatMap(({ path, method, operation }) =>
+        Object.entries(operation.responses)
+          .filter(([status]) => status.startsWith('2'))
+          .flatMap(([status, response]) =>
+            Object.entries(response.content ?? {})
+              .filter(([mediaType]) => isJson(mediaType))
+              .flatMap(([mediaType, media]) =>
+                exampleFaults(`${method.toUpperCase()} ${path} ${status}`, media, ['paths', path, method, 'responses', status, 'content', mediaType]),
+              ),
+          ),
+      );
+      expect(faults).toEqual([]);
+    });
+
+    it('shows an issued key in its real format, and no key material in the read-back', () => {
+      const issued = paths['/v1/admin/organizations/{orgId}/api-keys'].post.responses['201'].content!['application/json'];
+      expect(examplesOf(issued).map(({ value }) => (value as { key: string }).key)).toEqual([expect.stringMatching(/^fsk_[A-Za-z0-9_-]{43}$/)]);
+      const detail = paths['/v1/admin/organizations/{orgId}'].get.responses['200'].content!['application/json'];
+      for (const { value } of examplesOf(detail)) expect(JSON.stringify(value)).not.toMatch(/fsk_|keyHash|"key"/);
+      expect(Object.keys(schemas.ApiKeyDto.properties!).sort()).toEqual(['createdAt', 'id', 'name', 'permissions', 'revokedAt']);
+    });
+
+    it('names the bearer formats truthfully: opaque fsk_ API keys and an opaque admin token, never JWT', () => {
+      const bearers = Object.entries(securitySchemes).filter(([, scheme]) => scheme.type === 'http' && scheme.scheme === 'bearer');
+      expect(bearers.map(([name]) => name).sort()).toEqual(['adminToken', 'apiKey']);
+      for (const [name, scheme] of bearers) {
+        expect({ name, bearerFormat: scheme.bearerFormat }).toEqual({ name, bearerFormat: expect.stringMatching(/\S/) });
+        expect({ name, bearerFormat: scheme.bearerFormat }).not.toEqual({ name, bearerFormat: expect.stringMatching(/jwt/i) });
+      }
+      expect(securitySchemes.apiKey.bearerFormat).toMatch(/fsk_/);
+      expect(securitySchemes.apiKey.bearerFormat).toMatch(/opaque/i);
+      expect(securitySchemes.adminToken.bearerFormat).toMatch(/opaque/i);
+      expect(securitySchemes.apiKeyHeader.description).toMatch(/fsk_/);
+    });
   });
 });

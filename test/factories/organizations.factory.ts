@@ -14,6 +14,7 @@ export interface TestOrganization {
 export function admin(testApp: TestApp) {
   const auth = { Authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
   return {
+    get: (path: string) => request(testApp.http).get(`/v1/admin${path}`).set(auth),
     post: (path: string) => request(testApp.http).post(`/v1/admin${path}`).set(auth),
     patch: (path: string) => request(testApp.http).patch(`/v1/admin${path}`).set(auth),
     delete: (path: string) => request(testApp.http).delete(`/v1/admin${path}`).set(auth),

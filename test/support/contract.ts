@@ -218,6 +218,17 @@ export class Contract {
     return this.validate(label, pointer, exchange);
   }
 
+  /**
+   * Why `value` does not match the schema at `pointer` (a path into the document, such as
+   * ['paths', '/v1/flags', 'post', 'requestBody', 'content', 'application/json', 'schema']); empty when it does.
+   * The document's own examples are held to their schemas with it.
+   */
+  mismatches(pointer: string[], value: unknown): string[] {
+    const validate = this.validator(pointer);
+    if (validate(value)) return [];
+    return (validate.errors ?? []).slice(0, 5).map((error) => `${error.instancePath || '(value)'} ${error.message}`);
+  }
+
   private checkUnrouted(exchange: Exchange, label: string): string | undefined {
     if (![404, 400, 413, 415].includes(exchange.status)) {
       return `${label}: no operation in the document matches ${exchange.method} ${exchange.url.split('?')[0]}`;

@@ -1,7 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { Body, Controller, HttpCode, HttpStatus, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import {
-  ApiBody,
   ApiHeader,
   ApiNotFoundResponse,
   ApiNotModifiedResponse,
@@ -26,6 +25,8 @@ import { FlagConfigCache } from '../flag-config.cache';
 import { CONFIG_STREAM_PATH } from '../stream/config-stream.controller';
 import { STREAM_TOKENS, StreamTokens } from '../stream/stream-token';
 import { checkEvaluationRequest, evaluationOf, evaluationsOf, flagNotFound, OfrepEvaluation } from './ofrep-evaluation';
+import { ApiJsonBody } from '../../common/decorators/api-json-body.decorator';
+import { OFREP_BULK_EXAMPLE, OFREP_EVALUATION_EXAMPLE, OFREP_REQUEST_EXAMPLES } from '../dto/config.examples';
 import { OfrepBulkEvaluationDto, OfrepErrorDto, OfrepEvaluationDto, OfrepEvaluationRequestDto } from './ofrep.dto';
 
 /** OFREP's root, at the root of PUBLIC_URL (outside base_url) as the protocol defines it. */
@@ -67,11 +68,11 @@ export class OfrepController {
       'Send the last ETag in If-None-Match for 304 when nothing changed. flagConfigEtag and flagConfigLastModified (sent by ' +
       'providers after a stream event) are accepted and change nothing. With the change stream on, eventStreams names it.',
   })
-  @ApiBody({ type: OfrepEvaluationRequestDto })
+  @ApiJsonBody(OfrepEvaluationRequestDto, OFREP_REQUEST_EXAMPLES)
   @ApiHeader({ name: 'If-None-Match', required: false, description: 'A previously received ETag' })
   @ApiQuery({ name: 'flagConfigEtag', required: false, description: 'OFREP stream metadata; ignored' })
   @ApiQuery({ name: 'flagConfigLastModified', required: false, description: 'OFREP stream metadata; ignored' })
-  @ApiOkResponse({ type: OfrepBulkEvaluationDto, headers: VALIDATOR_HEADERS })
+  @ApiOkResponse({ type: OfrepBulkEvaluationDto, headers: VALIDATOR_HEADERS, example: OFREP_BULK_EXAMPLE })
   @ApiNotModifiedResponse({ description: 'The flags are unchanged; empty body', headers: VALIDATOR_HEADERS })
   @ApiBadRequestResponse({ type: OfrepErrorDto, description: 'INVALID_CONTEXT: context is not a JSON object; PARSE_ERROR: the body is not JSON' })
   async bulk(
@@ -102,10 +103,16 @@ export class OfrepController {
   @RequirePermission(Permission.FLAGS_READ, { type: OfrepErrorDto, rateLimited: RATE_LIMITED })
   @AcceptsApiKeyHeader()
   @RateLimit(RateLimitBudget.CONFIG)
-  @ApiOperation({ summary: 'OFREP single evaluation: one flag of the config payload' })
+  @ApiOperation({
+    summary: 'OFREP single evaluation: one flag of the config payload',
+    description:
+      'For OpenFeature providers that evaluate one flag at a time: the flag evaluates to its value with reason STATIC and variant ' +
+      '`default`, its type and runtime as metadata. An archived or unknown key is 404 FLAG_NOT_FOUND. The context must be a JSON ' +
+      'object. Authorised by the bearer key or X-API-Key (FLAGS_READ); counts against the config budget (CONFIG_RATE_LIMIT_PER_MINUTE).',
+  })
   @ApiParam({ name: 'key', description: "The flag's key" })
-  @ApiBody({ type: OfrepEvaluationRequestDto })
-  @ApiOkResponse({ type: OfrepEvaluationDto })
+  @ApiJsonBody(OfrepEvaluationRequestDto, OFREP_REQUEST_EXAMPLES)
+  @ApiOkResponse({ type: OfrepEvaluationDto, example: OFREP_EVALUATION_EXAMPLE })
   @ApiBadRequestResponse({ type: OfrepErrorDto, description: 'INVALID_CONTEXT: context is not a JSON object; PARSE_ERROR: the body is not JSON' })
   @ApiNotFoundResponse({ type: OfrepErrorDto, description: 'FLAG_NOT_FOUND: no such flag, or it is archived' })
   async single(@CurrentPrincipal() principal: Principal, @Param('key') key: string, @Body() body: unknown): Promise<OfrepEvaluation> {

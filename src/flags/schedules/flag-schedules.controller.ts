@@ -12,10 +12,12 @@ import {
 import { CurrentPrincipal, RequirePermission } from '../../auth/auth.decorators';
 import { Principal } from '../../auth/principal';
 import { UuidParam } from '../../common/decorators/uuid-param.decorator';
+import { ApiJsonBody } from '../../common/decorators/api-json-body.decorator';
 import { ApiErrorDto } from '../../common/dto/api-error.dto';
 import { Permission } from '../../auth/permission';
 import { DeferredFlagWrite } from '../flag-write.interceptor';
 import { CreateFlagScheduleDto, FlagScheduleDto, FlagSchedulePageDto, ListFlagSchedulesQueryDto } from './dto/flag-schedule.dto';
+import { SCHEDULE_EXAMPLE, SCHEDULE_PAGE_EXAMPLE } from '../dto/flag.examples';
 import { FlagSchedulesService } from './flag-schedules.service';
 
 /** Scheduled changes of one flag (README, "Live operations" under API notes). */
@@ -34,7 +36,11 @@ export class FlagSchedulesController {
       'it then (the flag is locked, archived with a value change, or deleted), the schedule becomes `failed` with a ' +
       '`reason` and nothing changes. A flag may have 100 pending schedules.',
   })
-  @ApiCreatedResponse({ type: FlagScheduleDto })
+  @ApiJsonBody(CreateFlagScheduleDto, {
+    turnOn: { summary: 'Turn the event on on Friday evening', value: { at: '2026-12-04T18:00:00Z', change: { type: 'boolean', value: true } } },
+    archive: { summary: 'Archive the flag after the weekend', value: { at: '2026-12-07T06:00:00Z', change: { archived: true } } },
+  })
+  @ApiCreatedResponse({ type: FlagScheduleDto, example: SCHEDULE_EXAMPLE })
   @ApiBadRequestResponse({
     type: ApiErrorDto,
     description:
@@ -52,8 +58,13 @@ export class FlagSchedulesController {
 
   @Get()
   @RequirePermission(Permission.FLAGS_READ)
-  @ApiOperation({ summary: "The flag's schedules (pending, applied and failed), in the order they apply" })
-  @ApiOkResponse({ type: FlagSchedulePageDto })
+  @ApiOperation({
+    summary: "The flag's schedules (pending, applied and failed), in the order they apply",
+    description:
+      'By `at`, then in the order they were made. Applied ones carry `settledAt`; failed ones also the `reason` the flag rules gave ' +
+      '(nothing changed then). Cancelled schedules are gone. Pages of 1-100 (20 by default).',
+  })
+  @ApiOkResponse({ type: FlagSchedulePageDto, example: SCHEDULE_PAGE_EXAMPLE })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: 'flagId is not a UUID, or a bad page or limit' })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such flag in this organization' })
   list(
@@ -68,7 +79,12 @@ export class FlagSchedulesController {
   @HttpCode(HttpStatus.NO_CONTENT)
   @RequirePermission(Permission.FLAGS_WRITE)
   @DeferredFlagWrite()
-  @ApiOperation({ summary: 'Cancel a pending schedule (it is removed)' })
+  @ApiOperation({
+    summary: 'Cancel a pending schedule (it is removed)',
+    description:
+      'Only a pending schedule can be cancelled: one that was applied or failed is history (and 404 here, like one never made). ' +
+      'Nothing about the flag changes.',
+  })
   @ApiNoContentResponse({ description: 'Cancelled' })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: 'flagId or scheduleId is not a UUID' })
   @ApiNotFoundResponse({

@@ -1,8 +1,9 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { ArrayMinSize, ArrayUnique, IsArray, IsEnum, IsInt, IsString, Max, Min } from 'class-validator';
+import { ArrayMinSize, ArrayUnique, IsArray, IsEnum, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { PageQueryDto, pageFields } from '../../common/dto/pagination';
 import { CharLength } from '../../common/validation';
 import { ApiKey } from '../../auth/api-key';
-import { Organization, Subscription, SubscriptionStatus } from '../organization.model';
+import { ApiKeyRecord, Organization, Subscription, SubscriptionStatus } from '../organization.model';
 import { Permission } from '../../auth/permission';
 
 export class CreateOrganizationDto {
@@ -61,7 +62,12 @@ export class CreatedApiKeyDto {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty() name: string;
   @ApiProperty({ enum: Permission, isArray: true }) permissions: Permission[];
-  @ApiProperty({ description: 'The key itself. Shown once; only its hash is stored.' }) key: string;
+  // The shape generateApiKey() makes; the contract check holds every issued key to it.
+  @ApiProperty({
+    description: 'The key itself: send it as `Authorization: Bearer <key>`. Shown once; only its hash is stored.',
+    pattern: '^fsk_[A-Za-z0-9_-]{43}$',
+  })
+  key: string;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
 
   static from(apiKey: ApiKey, key: string): CreatedApiKeyDto {
@@ -87,6 +93,65 @@ export class SubscriptionDto {
       plan: subscription.plan,
       status: subscription.status,
       createdAt: subscription.createdAt.toISOString(),
+    };
+  }
+}
+
+export class ListOrganizationsQueryDto extends PageQueryDto {
+  @ApiProperty({ required: false, maxLength: 100, description: 'Case-insensitive substring of the name; % and _ match themselves', example: 'acme' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(100)
+  search?: string;
+}
+
+export class OrganizationPageDto {
+  @ApiProperty({ type: [OrganizationDto], description: 'Newest first' }) results: OrganizationDto[];
+  @ApiProperty(pageFields.total) total: number;
+  @ApiProperty(pageFields.page) page: number;
+  @ApiProperty(pageFields.totalPages) totalPages: number;
+}
+
+/** An issued API key as the admin API reads it back: what identifies it, never the key or its hash. */
+export class ApiKeyDto {
+  @ApiProperty({ format: 'uuid', description: 'What DELETE .../api-keys/{keyId} takes' }) id: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ enum: Permission, isArray: true }) permissions: Permission[];
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When it was revoked; null while it is live' })
+  revokedAt: string | null;
+
+  static from(apiKey: ApiKeyRecord): ApiKeyDto {
+    return {
+      id: apiKey.id,
+      name: apiKey.name,
+      permissions: apiKey.permissions,
+      createdAt: apiKey.createdAt.toISOString(),
+      revokedAt: apiKey.revokedAt?.toISOString() ?? null,
+    };
+  }
+}
+
+/** A subscription as the admin API reads it back: SubscriptionDto and when it was cancelled. */
+export class SubscriptionRecordDto extends SubscriptionDto {
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When it was cancelled; null while it is active' })
+  cancelledAt: string | null;
+
+  static override from(subscription: Subscription): SubscriptionRecordDto {
+    return { ...SubscriptionDto.from(subscription), cancelledAt: subscription.cancelledAt?.toISOString() ?? null };
+  }
+}
+
+/** An organization with every key it was issued and every subscription it had, revoked and cancelled ones included. */
+export class OrganizationDetailDto extends OrganizationDto {
+  @ApiProperty({ type: [ApiKeyDto], description: 'Oldest first, revoked ones included' }) apiKeys: ApiKeyDto[];
+  @ApiProperty({ type: [SubscriptionRecordDto], description: 'Oldest first, cancelled ones included' }) subscriptions: SubscriptionRecordDto[];
+
+  static detail(organization: Organization, apiKeys: ApiKeyRecord[], subscriptions: Subscription[]): OrganizationDetailDto {
+    return {
+      ...OrganizationDto.from(organization),
+      apiKeys: apiKeys.map((apiKey) => ApiKeyDto.from(apiKey)),
+      subscriptions: subscriptions.map((subscription) => SubscriptionRecordDto.from(subscription)),
     };
   }
 }

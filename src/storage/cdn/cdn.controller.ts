@@ -15,7 +15,13 @@ export class CdnController {
   constructor(private readonly cdn: CdnService) {}
 
   @Get(':organizationId/:mediaId')
-  @ApiOperation({ summary: 'Download a complete file (supports If-None-Match and a single Range)' })
+  @ApiOperation({
+    summary: 'Download a complete file (supports If-None-Match and a single Range)',
+    description:
+      'The public address of an upload (its mediaUrl): no authorisation, so anyone with the address can read the file. Served with ' +
+      'its stored Content-Type, a strong ETag and `Cache-Control: immutable`; anything that is not an image, audio or video comes ' +
+      'as an attachment. A pending, deleted or purged file is 404 at once. Browsers may call it cross-origin.',
+  })
   @CdnResponses()
   async download(
     @Param('organizationId') organizationId: string,
@@ -27,7 +33,11 @@ export class CdnController {
   }
 
   @Head(':organizationId/:mediaId')
-  @ApiOperation({ summary: 'The headers of a download, without the body' })
+  @ApiOperation({
+    summary: 'The headers of a download, without the body',
+    description:
+      'Answers as GET does (status, Content-Type, Content-Length, ETag, Content-Range for a range), with no body: to check a file without fetching it.',
+  })
   @CdnResponses()
   async head(
     @Param('organizationId') organizationId: string,

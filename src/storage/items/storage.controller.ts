@@ -1,14 +1,17 @@
 import { Body, Controller, Delete, Get, HttpStatus, Query } from '@nestjs/common';
-import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal } from '../../auth/auth.decorators';
 import type { Principal } from '../../auth/principal';
+import { ApiJsonBody } from '../../common/decorators/api-json-body.decorator';
 import { UuidParam } from '../../common/decorators/uuid-param.decorator';
 import { Permission } from '../../auth/permission';
 import { SignedUrlDto, SignedUrlQueryDto } from '../signed-urls/dto/signed-url.dto';
 import { ApiStorageErrors, RequireStoragePermission } from '../storage-openapi';
 import { STORAGE_API_ROUTE } from '../storage-routes';
 import { StorageErrors } from '../storage.errors';
+import { DELETED_EXAMPLE, PURGE_RESULT_EXAMPLES, SIGNED_URL_EXAMPLES, STORAGE_ITEM_PAGE_EXAMPLE, STORAGE_STATS_EXAMPLE } from '../storage.examples';
 import { ListItemsQueryDto, StorageItemPageDto } from './dto/list-items.dto';
+import { StorageKind } from './storage-kind';
 import { MessageDto, PurgeDto, PurgeResultDto } from './dto/purge.dto';
 import { StorageStatsDto } from './dto/storage-stats.dto';
 import { StorageService } from './storage.service';
@@ -25,7 +28,7 @@ export class StorageController {
       'Without parameters: a non-allocated URL (POST multipart/form-data, field `file`, optional `metadata`). ' +
       'With contentType and size: a pending item is created and the URL takes one PUT of exactly that many bytes.',
   })
-  @ApiOkResponse({ type: SignedUrlDto })
+  @ApiOkResponse({ type: SignedUrlDto, examples: SIGNED_URL_EXAMPLES })
   @ApiStorageErrors(
     [HttpStatus.BAD_REQUEST, 'VALIDATION_ERROR: bad contentType or size, only one of them, or a metadata rule broken'],
     [
@@ -40,8 +43,13 @@ export class StorageController {
   }
 
   @Get('items')
-  @ApiOperation({ summary: "List the organization's files, newest first (pending ones included)" })
-  @ApiOkResponse({ type: StorageItemPageDto })
+  @ApiOperation({
+    summary: "List the organization's files, newest first (pending ones included)",
+    description:
+      'Pages of 1-100 items (10 by default), optionally of one `kind`. A `pending` item is a pre-allocated upload whose bytes have ' +
+      'not arrived; it is swept once its URL expires unused. Only `complete` items are served by the CDN and counted in GET /v1/storage.',
+  })
+  @ApiOkResponse({ type: StorageItemPageDto, example: STORAGE_ITEM_PAGE_EXAMPLE })
   @ApiStorageErrors([HttpStatus.BAD_REQUEST, 'VALIDATION_ERROR: page, limit or kind out of range'])
   @RequireStoragePermission(Permission.STORAGE_READ)
   listItems(@CurrentPrincipal() principal: Principal, @Query() query: ListItemsQueryDto): Promise<StorageItemPageDto> {
@@ -49,8 +57,14 @@ export class StorageController {
   }
 
   @Get()
-  @ApiOperation({ summary: 'Storage statistics: allocation, use, overage and a per-kind breakdown of complete files' })
-  @ApiOkResponse({ type: StorageStatsDto })
+  @ApiOperation({
+    summary: 'Storage statistics: allocation, use, overage and a per-kind breakdown of complete files',
+    description:
+      "`totalStorage` is the organization's storageAllocation (set by the admin API); `overageStorage` is what complete files use " +
+      'beyond it. Uploads past the allocation are reported, not refused, unless STORAGE_ENFORCE_ALLOCATION is on. The breakdown ' +
+      'always lists the four kinds.',
+  })
+  @ApiOkResponse({ type: StorageStatsDto, example: STORAGE_STATS_EXAMPLE })
   @RequireStoragePermission(Permission.STORAGE_READ)
   statistics(@CurrentPrincipal() principal: Principal): Promise<StorageStatsDto> {
     return this.storage.statistics(principal.organizationId);
@@ -60,9 +74,25 @@ export class StorageController {
   @Delete('purge')
   @ApiOperation({
     summary: 'Delete every file matching the filters (kind, before, after combine); irreversible unless dryRun',
+    description:
+      'The filters are JSON body fields (not query parameters) and combine; an empty body (or none) matches every file, pending ' +
+      'ones included. Send `dryRun: true` first: it answers the count and deletes nothing. Purged files answer 404 on the CDN at once.',
   })
-  @ApiBody({ type: PurgeDto, required: false })
-  @ApiOkResponse({ type: PurgeResultDto })
+  @ApiJsonBody(
+    PurgeDto,
+    {
+      dryRun: {
+        summary: 'Count the images older than March, deleting nothing',
+        value: { kind: StorageKind.IMAGE, before: '2026-03-01T00:00:00Z', dryRun: true },
+      },
+      window: {
+        summary: 'Delete the documents uploaded in January',
+        value: { kind: StorageKind.DOCUMENT, after: '2026-01-01T00:00:00Z', before: '2026-02-01T00:00:00Z' },
+      },
+    },
+    { required: false },
+  )
+  @ApiOkResponse({ type: PurgeResultDto, examples: PURGE_RESULT_EXAMPLES })
   @ApiStorageErrors([HttpStatus.BAD_REQUEST, 'VALIDATION_ERROR: bad kind, date or dryRun'])
   @RequireStoragePermission(Permission.STORAGE_WRITE)
   purge(@CurrentPrincipal() principal: Principal, @Body() dto: PurgeDto): Promise<PurgeResultDto> {
@@ -70,8 +100,13 @@ export class StorageController {
   }
 
   @Delete(':fileId')
-  @ApiOperation({ summary: 'Delete one file; its CDN URL answers 404 at once. Irreversible.' })
-  @ApiOkResponse({ type: MessageDto })
+  @ApiOperation({
+    summary: 'Delete one file; its CDN URL answers 404 at once. Irreversible.',
+    description:
+      'Complete or pending: the item and its bytes are removed, and a pending upload URL for it stops working. Errors are ' +
+      '`{error: {code, message}}`: INVALID_UUID (400) for a malformed id, NOT_FOUND (404) for a file not in this organization.',
+  })
+  @ApiOkResponse({ type: MessageDto, example: DELETED_EXAMPLE })
   @ApiStorageErrors(
     [HttpStatus.BAD_REQUEST, 'INVALID_UUID: fileId is not a UUID'],
     [HttpStatus.NOT_FOUND, 'NOT_FOUND: no such file in this organization'],

@@ -4,6 +4,7 @@ import type { Request } from 'express';
 import { Public } from '../../http/access';
 import { UploadedItemDto } from '../items/dto/storage-item.dto';
 import { ApiStorageErrors } from '../storage-openapi';
+import { UPLOADED_ITEM_EXAMPLE } from '../storage.examples';
 import { UPLOAD_ROUTE } from '../storage-routes';
 import { UploadQuery } from './signed-urls';
 import { UploadService } from './upload.service';
@@ -27,7 +28,14 @@ export class UploadController {
 
   @Put(':organizationId/:mediaId')
   @HttpCode(HttpStatus.OK)
-  @ApiOperation({ summary: 'Pre-allocated upload: the raw file as the body, with the Content-Type it was signed for' })
+  @ApiOperation({
+    summary: 'Pre-allocated upload: the raw file as the body, with the Content-Type it was signed for',
+    description:
+      'Send the `url` of GET /v1/storage/signed-url (with contentType and size) as it is, without an Authorization header: the ' +
+      'signature is the authorisation. Exactly the declared number of bytes, with the declared Content-Type; the URL works once, ' +
+      'for 15 minutes. The body is streamed to the store; the item becomes `complete` and its mediaUrl serves it. Browsers may ' +
+      'call it cross-origin.',
+  })
   @ApiParam({ name: 'organizationId', format: 'uuid' })
   @ApiParam({ name: 'mediaId', format: 'uuid' })
   @ApiQuery({ name: 'size', description: 'Part of the signed URL' })
@@ -36,7 +44,7 @@ export class UploadController {
   @ApiQuery({ name: 'signature', description: 'Part of the signed URL' })
   @ApiConsumes('application/octet-stream')
   @ApiBody({ schema: { type: 'string', format: 'binary' } })
-  @ApiOkResponse({ type: UploadedItemDto, description: 'The item, now complete' })
+  @ApiOkResponse({ type: UploadedItemDto, description: 'The item, now complete', example: UPLOADED_ITEM_EXAMPLE })
   @ApiStorageErrors([HttpStatus.BAD_REQUEST, 'VALIDATION_ERROR: wrong Content-Type or wrong number of bytes'], ...URL_ERRORS)
   uploadPreallocated(
     @Param('organizationId') organizationId: string,
@@ -48,7 +56,13 @@ export class UploadController {
   }
 
   @Post(':organizationId')
-  @ApiOperation({ summary: 'Non-allocated upload: multipart/form-data with `file` and optional `metadata` (JSON)' })
+  @ApiOperation({
+    summary: 'Non-allocated upload: multipart/form-data with `file` and optional `metadata` (JSON)',
+    description:
+      'Send the `url` of GET /v1/storage/signed-url (without parameters) as it is, without an Authorization header. One `file` ' +
+      "part, whose Content-Type decides the item's kind, and an optional `metadata` part holding a JSON object (the signed-URL " +
+      'metadata rules). The URL works once, for 15 minutes; the file is streamed to the store, never held in memory.',
+  })
   @ApiParam({ name: 'organizationId', format: 'uuid' })
   @ApiQuery({ name: 'nonce', description: 'Part of the signed URL' })
   @ApiQuery({ name: 'expires', description: 'Part of the signed URL' })
@@ -64,7 +78,7 @@ export class UploadController {
       },
     },
   })
-  @ApiCreatedResponse({ type: UploadedItemDto, description: 'The stored item' })
+  @ApiCreatedResponse({ type: UploadedItemDto, description: 'The stored item', example: UPLOADED_ITEM_EXAMPLE })
   @ApiStorageErrors(
     [HttpStatus.BAD_REQUEST, 'VALIDATION_ERROR: not multipart, no file part, unknown fields, or a metadata rule broken'],
     ...URL_ERRORS.filter(([status]) => status !== HttpStatus.NOT_FOUND && status !== HttpStatus.PAYLOAD_TOO_LARGE),

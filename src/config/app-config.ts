@@ -152,7 +152,7 @@ function s3Config(env: Env): AppConfig['s3'] {
   return {
     endPoint: url(env, 'S3_ENDPOINT', ['http:', 'https:'])!,
     accessKey: text(env, 'S3_ACCESS_KEY')!,
-    secretKey: text(env, 'S3_SECRET_KEY')!,
+    secretKey: credential(env, 'S3_SECRET_KEY')!,
     bucket,
     region: text(env, 'S3_REGION') ?? 'us-east-1',
   };
@@ -193,6 +193,46 @@ function text(env: Env, name: string): string | undefined {
 /** Tokens and secrets an attacker could try to guess: 32 characters or more. */
 export const MIN_SECRET_LENGTH = 32;
 
+/**
+ * Fewer different characters than this in a secret means it was typed, not generated. A random secret of the
+ * shortest length and the smallest usual alphabet (32 hex digits) has fewer than 8 different ones about once in
+ * 28 million draws; base64 practically never. `'a' × 32`, `abab…` and `12345678…` have fewer.
+ */
+export const MIN_SECRET_DISTINCT_CHARACTERS = 8;
+
+/**
+ * Words found in the placeholders of documentation and sample files (`change-me`, `CHANGEME`, `your-token-here`,
+ * `example`...), compared with case, spaces, dashes, dots and underscores ignored. Each is 7 letters or more, so
+ * that a generated secret contains one by chance about never (a 7-letter word in 43 base64 characters: ~1e-9).
+ */
+export const PLACEHOLDER_WORDS = ['changeme', 'replaceme', 'example', 'placeholder', 'yoursecret', 'yourtoken', 'insecure', 'minioadmin'] as const;
+
+const GENERATE_ONE = 'generate one, e.g. `openssl rand -hex 32`';
+
+/** Why `value` is a placeholder (it contains a word of PLACEHOLDER_WORDS), or undefined. */
+function placeholderIn(value: string): string | undefined {
+  const folded = value.toLowerCase().replace(/[\s._-]+/g, '');
+  const word = PLACEHOLDER_WORDS.find((candidate) => folded.includes(candidate));
+  return word === undefined ? undefined : `is a placeholder (it contains "${word}"), not a secret`;
+}
+
+/**
+ * Why `value` is guessable although long enough, or undefined. The rule, deliberately simple: at least
+ * MIN_SECRET_DISTINCT_CHARACTERS different characters, and not a shorter sequence repeated (`0123456789` × 4).
+ */
+function guessableShapeOf(value: string): string | undefined {
+  const distinct = new Set(value).size;
+  if (distinct < MIN_SECRET_DISTINCT_CHARACTERS) {
+    return `has only ${distinct} different characters (at least ${MIN_SECRET_DISTINCT_CHARACTERS} are required), so it is guessable`;
+  }
+  for (let period = 1; period <= value.length / 2; period += 1) {
+    if (value.slice(period) === value.slice(0, value.length - period)) {
+      return `repeats its first ${period} characters, so it is guessable`;
+    }
+  }
+  return undefined;
+}
+
 function trustProxy(env: Env): string[] {
   const entries = (text(env, 'TRUST_PROXY') ?? 'loopback')
     .split(',')
@@ -223,9 +263,20 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
 
 function secret(env: Env, name: string): string | undefined {
   const value = text(env, name);
-  if (value !== undefined && value.length < MIN_SECRET_LENGTH) {
+  if (value === undefined) return undefined;
+  if (value.length < MIN_SECRET_LENGTH) {
     throw new ConfigValidationError(name, `must be at least ${MIN_SECRET_LENGTH} characters long`);
   }
+  const weakness = placeholderIn(value) ?? guessableShapeOf(value);
+  if (weakness) throw new ConfigValidationError(name, `${weakness}: ${GENERATE_ONE}`);
+  return value;
+}
+
+/** A credential that is not ours to size (an object store's own secret key): only a placeholder is refused. */
+function credential(env: Env, name: string): string | undefined {
+  const value = text(env, name);
+  const placeholder = value === undefined ? undefined : placeholderIn(value);
+  if (placeholder) throw new ConfigValidationError(name, `${placeholder}: set the store's real secret`);
   return value;
 }
 

@@ -17,6 +17,11 @@ describe('booting the service', () => {
     [{ PORT: 'eighty' }, 'PORT'],
     [{ DATABASE_URL: 'mysql://nope' }, 'DATABASE_URL'],
     [{ S3_BUCKET: 'files' }, 'S3_ENDPOINT'],
+    // Long enough, but guessable or a placeholder (the compose file's old defaults among them).
+    [{ ADMIN_TOKEN: 'a'.repeat(32) }, 'ADMIN_TOKEN'],
+    [{ ADMIN_TOKEN: 'local-only-admin-token-change-me-0123456789' }, 'ADMIN_TOKEN'],
+    [{ UPLOAD_SIGNING_SECRET: 'local-only-upload-signing-secret-change-me' }, 'UPLOAD_SIGNING_SECRET'],
+    [{ METRICS_TOKEN: '0123456789'.repeat(4) }, 'METRICS_TOKEN'],
   ])('stops on bad configuration %j with a message naming %s', async (env, variable) => {
     const running = start({ DATA_DIR: dataDir, ...env });
     expect(await running.exited).toBe(1);

@@ -28,12 +28,35 @@ describe('booting the service', () => {
     expect(running.output()).toMatch(new RegExp(`Invalid configuration: ${variable} `));
   });
 
+  it('says in its boot log that the admin API is off when ADMIN_TOKEN is unset, and its 401 says so', async () => {
+    const ownDataDir = mkdtempSync(join(tmpdir(), 'flagstore-boot-no-admin-'));
+    chmodSync(ownDataDir, 0o711);
+    const port = await freePort();
+    const running = start({ DATA_DIR: ownDataDir, PORT: String(port), HOST: '127.0.0.1' });
+    try {
+      await waitForHealth(port, running);
+      expect(running.output()).toMatch(/ADMIN_TOKEN is not set: the admin API is off and every admin call answers 401/);
+      const refused = await fetch(`http://127.0.0.1:${port}/v1/admin/organizations`, {
+        method: 'POST',
+        headers: { Authorization: 'Bearer boot-test-admin-token-0123456789abcdef', 'Content-Type': 'application/json' },
+        body: JSON.stringify({ name: 'Nobody' }),
+      });
+      expect(refused.status).toBe(401);
+      expect(((await refused.json()) as { message: string }).message).toMatch(/^No admin token is configured/);
+    } finally {
+      running.process.kill('SIGTERM');
+      expect(await running.exited).toBe(0);
+      rmSync(ownDataDir, { recursive: true, force: true });
+    }
+  });
+
   it('serves with an embedded PostgreSQL, reuses it, and recovers after being killed', async () => {
     const port = await freePort();
     const env = { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', ADMIN_TOKEN: 'boot-test-admin-token-0123456789abcdef' };
 
     const first = start(env);
     await waitForHealth(port, first);
+    expect(first.output()).not.toMatch(/admin API is off/);
     const created = await fetch(`http://127.0.0.1:${port}/v1/admin/organizations`, {
       method: 'POST',
       headers: { Authorization: 'Bearer boot-test-admin-token-0123456789abcdef', 'Content-Type': 'application/json' },

@@ -22,13 +22,14 @@ const FLAG_OPERATIONS: [string, string, string[]][] = [
   ['get', '/v1/flags/audit', ['200', '400', '401', '403', '429', ...ANY]],
 ];
 
+// Every admin route can answer 429: wrong admin tokens spend their address's budget of failed authentications.
 const ADMIN_OPERATIONS: [string, string, string[]][] = [
-  ['post', '/v1/admin/organizations', ['201', '401', ...BODY]],
-  ['patch', '/v1/admin/organizations/{orgId}', ['200', '401', '404', ...BODY]],
-  ['post', '/v1/admin/organizations/{orgId}/api-keys', ['201', '401', '404', ...BODY]],
-  ['delete', '/v1/admin/organizations/{orgId}/api-keys/{keyId}', ['204', '401', '404', ...BODY]],
-  ['post', '/v1/admin/organizations/{orgId}/subscriptions', ['201', '401', '404', ...BODY]],
-  ['delete', '/v1/admin/organizations/{orgId}/subscriptions/{subscriptionId}', ['204', '401', '404', ...BODY]],
+  ['post', '/v1/admin/organizations', ['201', '401', '429', ...BODY]],
+  ['patch', '/v1/admin/organizations/{orgId}', ['200', '401', '404', '429', ...BODY]],
+  ['post', '/v1/admin/organizations/{orgId}/api-keys', ['201', '401', '404', '429', ...BODY]],
+  ['delete', '/v1/admin/organizations/{orgId}/api-keys/{keyId}', ['204', '401', '404', '429', ...BODY]],
+  ['post', '/v1/admin/organizations/{orgId}/subscriptions', ['201', '401', '404', '429', ...BODY]],
+  ['delete', '/v1/admin/organizations/{orgId}/subscriptions/{subscriptionId}', ['204', '401', '404', '429', ...BODY]],
 ];
 
 describe('OpenAPI document', () => {

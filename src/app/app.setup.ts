@@ -21,7 +21,7 @@ import { HEALTH_ROUTE } from '../health/health.controller';
 import { requestLogLine, requestLogOptions, ROOT_LOGGER } from '../logging/logging.module';
 import { httpMetrics } from '../metrics/http-metrics';
 import { Metrics } from '../metrics/metrics';
-import { METRICS_ROUTE } from '../metrics/metrics.controller';
+import { METRICS_ROUTE, METRICS_SECURITY } from '../metrics/metrics.controller';
 import { CDN_ROUTE, UPLOAD_ROUTE } from '../storage/storage-routes';
 import { SURFACES } from './surfaces';
 
@@ -83,6 +83,10 @@ function setupOpenApi(app: INestApplication, config: AppConfig): void {
       .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'An API key issued by the admin API' }, API_KEY_SECURITY)
       .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'The ADMIN_TOKEN of this deployment' }, ADMIN_SECURITY)
       .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key, on the OFREP routes' }, API_KEY_HEADER_SECURITY)
+      .addBearerAuth(
+        { type: 'http', scheme: 'bearer', bearerFormat: 'opaque', description: 'The METRICS_TOKEN of this deployment (GET /metrics)' },
+        METRICS_SECURITY,
+      )
       .build(),
   );
   SwaggerModule.setup('docs', app, addCommonResponses(document, SURFACES), { jsonDocumentUrl: 'docs-json', useGlobalPrefix: false });

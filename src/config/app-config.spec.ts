@@ -26,6 +26,8 @@ describe('loadConfig', () => {
     expect(config.trustProxy).toEqual(['loopback']);
     expect(loadConfig({ TRUST_PROXY: 'loopback, 172.16.0.0/12' }).trustProxy).toEqual(['loopback', '172.16.0.0/12']);
     expect(config.metricsToken).toBeUndefined();
+    expect(config.metricsPort).toBeUndefined();
+    expect(loadConfig({ METRICS_PORT: '9464' }).metricsPort).toBe(9464);
     expect(config.authFailuresPerMinute).toBe(300);
     expect(config.shutdownGraceSeconds).toBe(10);
     expect(config.timeouts).toEqual({ requestMs: 30_000, uploadIdleMs: 30_000, keepAliveMs: 5_000 });
@@ -58,6 +60,11 @@ describe('loadConfig', () => {
     [{ AUTH_FAILURES_PER_MINUTE: 'many' }, 'AUTH_FAILURES_PER_MINUTE'],
     [{ STORAGE_ENFORCE_ALLOCATION: 'yes' }, 'STORAGE_ENFORCE_ALLOCATION'],
     [{ METRICS_TOKEN: 'z'.repeat(31) }, 'METRICS_TOKEN'],
+    [{ METRICS_PORT: 'internal' }, 'METRICS_PORT'],
+    [{ METRICS_PORT: '0' }, 'METRICS_PORT'],
+    [{ METRICS_PORT: '70000' }, 'METRICS_PORT'],
+    [{ METRICS_PORT: '3000' }, 'METRICS_PORT'],
+    [{ PORT: '8080', METRICS_PORT: '8080' }, 'METRICS_PORT'],
     [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL'],
     [{ LOG_FORMAT: 'xml' }, 'LOG_FORMAT'],
     [{ TRUST_PROXY: '10.0.0.0/99' }, 'TRUST_PROXY'],

@@ -41,8 +41,13 @@ export interface AppConfig {
   corsOrigins?: CorsOrigins;
   /** The change stream (GET /v1/flags/config/stream) and its mention in OFREP bulk answers. */
   streamsEnabled: boolean;
-  /** Unset: GET /metrics is open (scrape it on a private network); set: it needs `Authorization: Bearer <token>`. */
+  /**
+   * Set: the public listener serves GET /metrics to `Authorization: Bearer <token>`. Unset: it does not serve
+   * /metrics at all (404); use metricsPort.
+   */
   metricsToken?: string;
+  /** Set: a second, internal listener (on `http.host`) serves GET /metrics there and nothing else, without a token. */
+  metricsPort?: number;
   log: { level: LogLevel; format: 'json' | 'pretty' };
   /** SIGTERM: how long requests in flight may take to finish before the process exits. */
   shutdownGraceSeconds: number;
@@ -111,6 +116,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       keepAliveMs: integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_SECONDS', 5, 1, 3600) * 1000,
     },
     metricsToken: secret(env, 'METRICS_TOKEN'),
+    metricsPort: metricsPort(env, port),
     streamsEnabled: boolean(env, 'STREAMS_ENABLED', true),
     log: { level: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'), format: oneOf(env, 'LOG_FORMAT', ['json', 'pretty'] as const, 'json') },
     storage: {
@@ -119,6 +125,15 @@ export function loadConfig(env: Env = process.env): AppConfig {
       enforceAllocation: boolean(env, 'STORAGE_ENFORCE_ALLOCATION', false),
     },
   };
+}
+
+/** The internal listener's port: another than the public one (PORT 0, a port the system picks, never clashes). */
+function metricsPort(env: Env, publicPort: number): number | undefined {
+  if (text(env, 'METRICS_PORT') === undefined) return undefined;
+  const value = integer(env, 'METRICS_PORT', 0, 1, 65535);
+  if (value === publicPort)
+    throw new ConfigValidationError('METRICS_PORT', `must differ from PORT (${publicPort}): it names a second, internal listener`);
+  return value;
 }
 
 /** The owner's URL makes sense only beside DATABASE_URL: the embedded database creates both roles itself. */

@@ -80,9 +80,10 @@ export function authenticateOrCount(
 }
 
 /**
- * A lookup of a credential, and the request address's budget of failed authentications: a credential that finds a
- * principal passes, whatever the address did before; one that finds none is refused, with 429 once the address has
- * spent its budget, else with `refusal` (and counted).
+ * A lookup of a credential (an API key's principal, or the admin token's match), and the request address's budget of
+ * failed authentications: a credential that finds what it is looked up for passes, whatever the address did before;
+ * one that does not is refused, with 429 once the address has spent its budget (its message naming `credential`,
+ * "API key" by default), else with `refusal` (and counted).
  */
 export async function countedAuthentication<T>(
   failures: AuthFailureLimiter,

@@ -187,6 +187,8 @@ async function startService({ name, pin, tmpDir, redisUrl, prefix = [] }) {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const adminToken = randomBytes(24).toString('hex');
+  // The change-stream bench reads the service's GC and stream figures from /metrics, served on an internal listener.
+  const metricsPort = await freePort();
   const env = {
     ...process.env,
     PORT: String(port),
@@ -196,8 +198,8 @@ async function startService({ name, pin, tmpDir, redisUrl, prefix = [] }) {
     ADMIN_TOKEN: adminToken,
     CONFIG_RATE_LIMIT_PER_MINUTE: '1000000000',
     MAX_UPLOAD_BYTES: '209715200',
+    METRICS_PORT: String(metricsPort),
   };
-  // METRICS_TOKEN too: the change-stream bench reads the service's GC and stream figures from /metrics.
   for (const variable of ['CDN_URL', 'REDIS_URL', 'METRICS_TOKEN']) delete env[variable];
   if (redisUrl) env.REDIS_URL = redisUrl;
   const entry = join(ROOT, 'dist', 'main.js');
@@ -216,6 +218,7 @@ async function startService({ name, pin, tmpDir, redisUrl, prefix = [] }) {
     name,
     baseUrl,
     adminToken,
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
     dataDir,
     logFile,
     pid: child.pid,
@@ -412,6 +415,7 @@ async function main() {
         const summary = await runStreamsBench({
           baseUrl: service.baseUrl,
           adminToken: service.adminToken,
+          metricsUrl: service.metricsUrl,
           serverPid: service.pid,
           log,
           tmpDir,

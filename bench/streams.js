@@ -197,12 +197,13 @@ const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 /**
  * What the service's /metrics says of its runtime (prom-client's default metrics) and of its open streams:
  * GC seconds so far by kind, the event loop's longest delay since the previous scrape (a scrape resets it),
- * the V8 heap in use, and the stream gauge. Undefined when /metrics does not answer (METRICS_TOKEN set).
+ * the V8 heap in use, and the stream gauge, read at `metricsUrl` (the service's METRICS_PORT listener). Undefined
+ * when it does not answer.
  */
-async function serviceMetrics(baseUrl) {
+async function serviceMetrics(metricsUrl) {
   let text;
   try {
-    const response = await httpRequest('GET', `${baseUrl}/metrics`);
+    const response = await httpRequest('GET', metricsUrl);
     if (response.status !== 200) return undefined;
     text = response.body.toString();
   } catch {
@@ -234,7 +235,21 @@ function gcBetween(before, after) {
  * The whole benchmark against an already running service (started with a high CONFIG_RATE_LIMIT_PER_MINUTE,
  * as the poll's load and 20 opens per key count against it, and with descriptors for the streams).
  */
-async function runStreamsBench({ baseUrl, adminToken, serverPid, log, tmpDir, pin, tool, duration, connections, warmup, streams, fdPrefix = [] }) {
+async function runStreamsBench({
+  baseUrl,
+  adminToken,
+  metricsUrl,
+  serverPid,
+  log,
+  tmpDir,
+  pin,
+  tool,
+  duration,
+  connections,
+  warmup,
+  streams,
+  fdPrefix = [],
+}) {
   const fixture = await setupFixture({ baseUrl, adminToken, log });
   const keyCount = Math.ceil(streams / STREAMS_PER_KEY);
   const keysStarted = Date.now();
@@ -253,7 +268,7 @@ async function runStreamsBench({ baseUrl, adminToken, serverPid, log, tmpDir, pi
     ]) {
       const load = { tool, url: configUrl, headers: { ...auth, ...extra }, connections, pin, tmpDir };
       if (warmup > 0) await runLoad({ ...load, duration: warmup });
-      const before = await serviceMetrics(baseUrl);
+      const before = await serviceMetrics(metricsUrl);
       const run = await measuredRun({
         label: `the service on the ${path} path, ${when}`,
         pid: serverPid,
@@ -261,7 +276,7 @@ async function runStreamsBench({ baseUrl, adminToken, serverPid, log, tmpDir, pi
         payloadBytes: fixture.payload.length,
         ...{ ...load, duration, warmup: 0, log },
       });
-      const after = await serviceMetrics(baseUrl);
+      const after = await serviceMetrics(metricsUrl);
       run.gc = gcBetween(before, after);
       run.lagMaxMs = after ? after.lagMaxMs : Number.NaN;
       runs[path] = run;
@@ -274,7 +289,7 @@ async function runStreamsBench({ baseUrl, adminToken, serverPid, log, tmpDir, pi
   const client = startStreamClient({ pin, prefix: fdPrefix });
   try {
     const rssBefore = processMemory(serverPid);
-    const metricsBefore = await serviceMetrics(baseUrl);
+    const metricsBefore = await serviceMetrics(metricsUrl);
     const cpuBefore = cpuSeconds(serverPid);
     log(`streams: opening ${streams} streams (${keyCount} keys x ${STREAMS_PER_KEY}, ${OPEN_CONCURRENCY} at a time)`);
     const opened = await client.request(
@@ -283,7 +298,7 @@ async function runStreamsBench({ baseUrl, adminToken, serverPid, log, tmpDir, pi
     );
     const openCpuSeconds = cpuSeconds(serverPid) - cpuBefore;
     const rssOpen = processMemory(serverPid);
-    const metricsOpen = await serviceMetrics(baseUrl);
+    const metricsOpen = await serviceMetrics(metricsUrl);
     log(
       `streams: ${opened.open} of ${streams} open with their first event in ${(opened.ms / 1000).toFixed(1)} s; service RSS ${num(rssBefore.rssMb, 1)} -> ${num(rssOpen.rssMb, 1)} MB`,
     );
@@ -325,10 +340,10 @@ async function runStreamsBench({ baseUrl, adminToken, serverPid, log, tmpDir, pi
     const rssEnd = processMemory(serverPid);
     await client.request({ type: 'close' }, 30_000);
     // The service hears of the closes as they come: the next runs start once its gauge says none is left.
-    let closedAt = await serviceMetrics(baseUrl);
+    let closedAt = await serviceMetrics(metricsUrl);
     for (let waited = 0; waited < 10_000 && closedAt && closedAt.streams > 0; waited += 200) {
       await sleep(200);
-      closedAt = await serviceMetrics(baseUrl);
+      closedAt = await serviceMetrics(metricsUrl);
     }
     if (closedAt && closedAt.streams > 0) log(`!!! the service still counts ${closedAt.streams} open streams 10 s after the client closed them all`);
     const afterStreams = await pollRuns('no streams (closed)', newEtag);

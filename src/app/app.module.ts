@@ -45,7 +45,7 @@ export class AppModule {
         FlagsModule,
         StorageModule,
         HealthModule,
-        MetricsModule,
+        MetricsModule.forRoot(config),
       ],
       providers: [{ provide: APP_FILTER, useValue: new ApiExceptionFilter(SURFACES) }],
     };

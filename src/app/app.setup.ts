@@ -21,7 +21,7 @@ import { HEALTH_ROUTE } from '../health/health.controller';
 import { requestLogLine, requestLogOptions, ROOT_LOGGER } from '../logging/logging.module';
 import { httpMetrics } from '../metrics/http-metrics';
 import { Metrics } from '../metrics/metrics';
-import { METRICS_ROUTE } from '../metrics/metrics.controller';
+import { METRICS_ROUTE, METRICS_SECURITY } from '../metrics/metrics.controller';
 import { CDN_ROUTE, UPLOAD_ROUTE } from '../storage/storage-routes';
 import { SURFACES } from './surfaces';
 
@@ -104,6 +104,15 @@ function setupOpenApi(app: INestApplication, config: AppConfig): void {
       .addApiKey(
         { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key (`fsk_...`, as for bearer authentication), on the OFREP routes' },
         API_KEY_HEADER_SECURITY,
+      )
+      .addBearerAuth(
+        {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'opaque secret (METRICS_TOKEN)',
+          description: 'The METRICS_TOKEN of this deployment (GET /metrics): an opaque secret of at least 32 characters (not a JWT)',
+        },
+        METRICS_SECURITY,
       )
       .build(),
   );

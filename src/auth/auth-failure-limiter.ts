@@ -9,9 +9,10 @@ import { clientAddressResolver } from './client-address';
 export const AUTH_FAILURE_WINDOW_MS = 60_000;
 
 /**
- * Counts requests with a missing or invalid API key per client address, and answers 429 to an address that sent
- * more than AUTH_FAILURES_PER_MINUTE of them in a window. Only requests whose credential turned out bad are
- * counted or refused: a valid key passes whatever its address did (game servers of a studio share a NAT address).
+ * Counts requests with a missing or invalid API key or admin token per client address (one budget for both), and
+ * answers 429 to an address that sent more than AUTH_FAILURES_PER_MINUTE of them in a window. Only requests whose
+ * credential turned out bad are counted or refused: a valid key or admin token passes whatever its address did (game
+ * servers of a studio share a NAT address).
  * Bad credentials cost the database nothing of their own anyway (ApiKeyAuthenticator). Per instance and in memory (the
  * rate limiter's fixed-window counter, under a bucket of its own): behind a balancer of N instances an
  * address gets at most N times the budget, and the point is to keep floods off the database, which this does

@@ -64,8 +64,17 @@ export function AdminOnly() {
   return applyDecorators(
     SetMetadata(ACCESS_KEY, 'admin' satisfies Access),
     ApiBearerAuth(ADMIN_SECURITY),
-    ApiUnauthorizedResponse({ type: ApiErrorDto, description: 'Missing or wrong admin token, or ADMIN_TOKEN is not configured' }),
+    ApiUnauthorizedResponse({
+      type: ApiErrorDto,
+      description: 'Missing or wrong admin token, or no ADMIN_TOKEN is configured (the message says which: then the admin API is off)',
+    }),
     ApiBadRequestResponse({ type: ApiErrorDto, description: 'Validation failed; the message names the field' }),
+    ApiTooManyRequestsResponse({
+      type: ApiErrorDto,
+      headers: RETRY_AFTER,
+      description:
+        'RATE_LIMITED: more than AUTH_FAILURES_PER_MINUTE requests a minute from this address had a missing or invalid API key or admin token. The right admin token is never refused',
+    }),
   );
 }
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Permission } from './permission';
@@ -16,13 +16,27 @@ import { AuthenticatedRequest, Principal } from './principal';
  * and every other route needs a valid API key.
  */
 @Injectable()
-export class AuthGuard implements CanActivate {
+export class AuthGuard implements CanActivate, OnApplicationBootstrap {
+  private readonly logger = new Logger(AuthGuard.name);
+  private readonly adminRefusal: () => Error;
+
   constructor(
     private readonly reflector: Reflector,
     private readonly authenticator: ApiKeyAuthenticator,
     private readonly failures: AuthFailureLimiter,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.adminRefusal = config.adminToken === undefined ? AuthErrors.noAdminToken : AuthErrors.invalidAdminToken;
+  }
+
+  /** A first start without ADMIN_TOKEN says why every admin call will answer 401. */
+  onApplicationBootstrap(): void {
+    if (this.config.adminToken === undefined) {
+      this.logger.log(
+        'ADMIN_TOKEN is not set: the admin API is off and every admin call answers 401. Set ADMIN_TOKEN (32 or more random characters) to use it; the CLI works without it',
+      );
+    }
+  }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const access = this.reflector.getAllAndOverride<Access | undefined>(ACCESS_KEY, [context.getHandler(), context.getClass()]);
@@ -30,17 +44,21 @@ export class AuthGuard implements CanActivate {
 
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
     if (access === 'admin') {
-      const token = bearerToken(request.headers.authorization);
-      const adminToken = this.config.adminToken;
-      if (!adminToken || !token || !constantTimeEqual(token, adminToken)) {
-        throw AuthErrors.invalidAdminToken();
-      }
+      // Wrong admin tokens spend the address's budget of failed authentications, as bad API keys do: no address
+      // may guess at the token freely, and the right token is never refused.
+      await countedAuthentication(this.failures, request, () => this.adminTokenMatches(request), this.adminRefusal, ADMIN_CREDENTIALS);
       return true;
     }
 
     const apiKeyHeader = this.reflector.get<boolean | undefined>(API_KEY_HEADER_KEY, context.getHandler()) === true;
     request.principal = await authenticateOrCount(this.authenticator, this.failures, request, apiKeyHeader);
     return true;
+  }
+
+  private adminTokenMatches(request: IncomingMessage): typeof ADMIN | null {
+    const token = bearerToken(request.headers.authorization);
+    const adminToken = this.config.adminToken;
+    return adminToken !== undefined && token !== undefined && constantTimeEqual(token, adminToken) ? ADMIN : null;
   }
 }
 
@@ -62,24 +80,32 @@ export function authenticateOrCount(
 }
 
 /**
- * A lookup of a credential, and the request address's budget of failed authentications: a credential that finds a
- * principal passes, whatever the address did before; one that finds none is refused, with 429 once the address has
- * spent its budget, else with `refusal` (and counted).
+ * A lookup of a credential (an API key's principal, or the admin token's match), and the request address's budget of
+ * failed authentications: a credential that finds what it is looked up for passes, whatever the address did before;
+ * one that does not is refused, with 429 once the address has spent its budget (its message naming `credential`,
+ * "API key" by default), else with `refusal` (and counted).
  */
-export async function countedAuthentication(
+export async function countedAuthentication<T>(
   failures: AuthFailureLimiter,
   request: IncomingMessage,
-  lookUp: () => Promise<Principal | null>,
+  lookUp: () => Promise<T | null> | T | null,
   refusal: () => Error,
-): Promise<Principal> {
-  const principal = await lookUp();
-  if (principal) return principal;
+  credential?: string,
+): Promise<T> {
+  const found = await lookUp();
+  if (found) return found;
   const address = failures.addressOf(request);
   const wait = failures.retryAfterSeconds(address);
-  if (wait > 0) throw AuthErrors.tooManyFailures(failures.limit, wait);
+  if (wait > 0) throw AuthErrors.tooManyFailures(failures.limit, wait, credential);
   failures.record(address);
   throw refusal();
 }
+
+/** Answered by the admin routes' lookup when the bearer token is the admin token. */
+const ADMIN = true;
+
+/** What the admin routes' 429 says was missing or invalid: the budget is one per address, API keys included. */
+const ADMIN_CREDENTIALS = 'API key or admin token';
 
 /** The bearer header, or on routes that take it (OFREP) `X-API-Key` as if it were one. */
 function credentialOf(request: IncomingMessage, apiKeyHeader: boolean): string | undefined {

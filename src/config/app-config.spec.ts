@@ -1,4 +1,8 @@
-import { ConfigValidationError, loadConfig } from './app-config';
+import { randomBytes } from 'node:crypto';
+import { ConfigValidationError, loadConfig, MIN_SECRET_LENGTH } from './app-config';
+
+/** What `openssl rand -hex 16` gives: the shortest secret accepted, from the smallest usual alphabet. */
+const GENERATED = '3f9c0a7be14d58e2c6b0917d4ae35f08';
 
 describe('loadConfig', () => {
   it('has working defaults for an empty environment', () => {
@@ -22,6 +26,8 @@ describe('loadConfig', () => {
     expect(config.trustProxy).toEqual(['loopback']);
     expect(loadConfig({ TRUST_PROXY: 'loopback, 172.16.0.0/12' }).trustProxy).toEqual(['loopback', '172.16.0.0/12']);
     expect(config.metricsToken).toBeUndefined();
+    expect(config.metricsPort).toBeUndefined();
+    expect(loadConfig({ METRICS_PORT: '9464' }).metricsPort).toBe(9464);
     expect(config.authFailuresPerMinute).toBe(300);
     expect(config.shutdownGraceSeconds).toBe(10);
     expect(config.timeouts).toEqual({ requestMs: 30_000, uploadIdleMs: 30_000, keepAliveMs: 5_000 });
@@ -54,6 +60,11 @@ describe('loadConfig', () => {
     [{ AUTH_FAILURES_PER_MINUTE: 'many' }, 'AUTH_FAILURES_PER_MINUTE'],
     [{ STORAGE_ENFORCE_ALLOCATION: 'yes' }, 'STORAGE_ENFORCE_ALLOCATION'],
     [{ METRICS_TOKEN: 'z'.repeat(31) }, 'METRICS_TOKEN'],
+    [{ METRICS_PORT: 'internal' }, 'METRICS_PORT'],
+    [{ METRICS_PORT: '0' }, 'METRICS_PORT'],
+    [{ METRICS_PORT: '70000' }, 'METRICS_PORT'],
+    [{ METRICS_PORT: '3000' }, 'METRICS_PORT'],
+    [{ PORT: '8080', METRICS_PORT: '8080' }, 'METRICS_PORT'],
     [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL'],
     [{ LOG_FORMAT: 'xml' }, 'LOG_FORMAT'],
     [{ TRUST_PROXY: '10.0.0.0/99' }, 'TRUST_PROXY'],
@@ -94,8 +105,66 @@ describe('loadConfig', () => {
   });
 
   it('takes secrets of 32 characters and STORAGE_ENFORCE_ALLOCATION as a boolean', () => {
-    expect(loadConfig({ ADMIN_TOKEN: 'x'.repeat(32) }).adminToken).toBe('x'.repeat(32));
+    expect(loadConfig({ ADMIN_TOKEN: GENERATED }).adminToken).toBe(GENERATED);
     expect(loadConfig({ STORAGE_ENFORCE_ALLOCATION: 'true' }).storage.enforceAllocation).toBe(true);
     expect(loadConfig({ STORAGE_ENFORCE_ALLOCATION: '0' }).storage.enforceAllocation).toBe(false);
+  });
+
+  describe('secrets (ADMIN_TOKEN, UPLOAD_SIGNING_SECRET, METRICS_TOKEN)', () => {
+    const SECRETS = ['ADMIN_TOKEN', 'UPLOAD_SIGNING_SECRET', 'METRICS_TOKEN'];
+
+    it.each(SECRETS)('refuses %s made of few different characters or of a repeated sequence, naming it', (variable) => {
+      for (const [value, reason] of [
+        ['a'.repeat(32), /has only 1 different characters/],
+        ['ab'.repeat(16), /has only 2 different characters/],
+        ['1234567'.repeat(5), /has only 7 different characters/],
+        ['0123456789'.repeat(4), /repeats its first 10 characters/],
+        ['abcdefghijklmnop'.repeat(2), /repeats its first 16 characters/],
+      ] as const) {
+        expect(value.length).toBeGreaterThanOrEqual(MIN_SECRET_LENGTH);
+        expect(() => loadConfig({ [variable]: value })).toThrow(ConfigValidationError);
+        expect(() => loadConfig({ [variable]: value })).toThrow(new RegExp(`^Invalid configuration: ${variable} ${reason.source}`));
+      }
+    });
+
+    it.each(SECRETS)('refuses %s holding a placeholder, in any spelling, naming it', (variable) => {
+      for (const value of [
+        'local-only-admin-token-change-me-0123456789',
+        'CHANGEME_0123456789abcdefghijklmnopqrstuv',
+        'please-Change.Me-before-going-live-0123456789',
+        'replace-me-with-a-real-secret-0123456789',
+        'an-example-token-of-32-or-more-characters',
+        'your-secret-here-0123456789abcdefghijklmn',
+        'your_token_here_0123456789abcdefghijklmn',
+        'placeholder-0123456789abcdefghijklmnopqrs',
+        'insecure-0123456789abcdefghijklmnopqrstuvw',
+      ]) {
+        expect(() => loadConfig({ [variable]: value })).toThrow(
+          new RegExp(`^Invalid configuration: ${variable} is a placeholder \\(it contains "[a-z]+"\\), not a secret`),
+        );
+      }
+    });
+
+    it.each(SECRETS)('takes %s when generated, whatever the alphabet', (variable) => {
+      const key = variable === 'ADMIN_TOKEN' ? 'adminToken' : variable === 'METRICS_TOKEN' ? 'metricsToken' : 'uploadSigningSecret';
+      for (const value of [
+        GENERATED,
+        randomBytes(16).toString('hex'),
+        randomBytes(32).toString('hex'),
+        randomBytes(32).toString('base64url'),
+        randomBytes(32).toString('base64'),
+        'test-admin-token-0123456789abcdefghijkl',
+      ]) {
+        expect(loadConfig({ [variable]: value })[key]).toBe(value);
+      }
+    });
+  });
+
+  it('refuses a placeholder as S3_SECRET_KEY, naming it (any length: the store decides that)', () => {
+    const s3 = { S3_ENDPOINT: 'http://127.0.0.1:9000', S3_ACCESS_KEY: 'flagstore', S3_BUCKET: 'files' };
+    for (const value of ['minioadmin', 'local-only-minio-password-change-me', 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY']) {
+      expect(() => loadConfig({ ...s3, S3_SECRET_KEY: value })).toThrow(/^Invalid configuration: S3_SECRET_KEY is a placeholder/);
+    }
+    expect(loadConfig({ ...s3, S3_SECRET_KEY: 'S3RVER' }).s3!.secretKey).toBe('S3RVER');
   });
 });

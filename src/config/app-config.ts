@@ -41,8 +41,13 @@ export interface AppConfig {
   corsOrigins?: CorsOrigins;
   /** The change stream (GET /v1/flags/config/stream) and its mention in OFREP bulk answers. */
   streamsEnabled: boolean;
-  /** Unset: GET /metrics is open (scrape it on a private network); set: it needs `Authorization: Bearer <token>`. */
+  /**
+   * Set: the public listener serves GET /metrics to `Authorization: Bearer <token>`. Unset: it does not serve
+   * /metrics at all (404); use metricsPort.
+   */
   metricsToken?: string;
+  /** Set: a second, internal listener (on `http.host`) serves GET /metrics there and nothing else, without a token. */
+  metricsPort?: number;
   log: { level: LogLevel; format: 'json' | 'pretty' };
   /** SIGTERM: how long requests in flight may take to finish before the process exits. */
   shutdownGraceSeconds: number;
@@ -111,6 +116,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       keepAliveMs: integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_SECONDS', 5, 1, 3600) * 1000,
     },
     metricsToken: secret(env, 'METRICS_TOKEN'),
+    metricsPort: metricsPort(env, port),
     streamsEnabled: boolean(env, 'STREAMS_ENABLED', true),
     log: { level: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'), format: oneOf(env, 'LOG_FORMAT', ['json', 'pretty'] as const, 'json') },
     storage: {
@@ -119,6 +125,15 @@ export function loadConfig(env: Env = process.env): AppConfig {
       enforceAllocation: boolean(env, 'STORAGE_ENFORCE_ALLOCATION', false),
     },
   };
+}
+
+/** The internal listener's port: another than the public one (PORT 0, a port the system picks, never clashes). */
+function metricsPort(env: Env, publicPort: number): number | undefined {
+  if (text(env, 'METRICS_PORT') === undefined) return undefined;
+  const value = integer(env, 'METRICS_PORT', 0, 1, 65535);
+  if (value === publicPort)
+    throw new ConfigValidationError('METRICS_PORT', `must differ from PORT (${publicPort}): it names a second, internal listener`);
+  return value;
 }
 
 /** The owner's URL makes sense only beside DATABASE_URL: the embedded database creates both roles itself. */
@@ -152,7 +167,7 @@ function s3Config(env: Env): AppConfig['s3'] {
   return {
     endPoint: url(env, 'S3_ENDPOINT', ['http:', 'https:'])!,
     accessKey: text(env, 'S3_ACCESS_KEY')!,
-    secretKey: text(env, 'S3_SECRET_KEY')!,
+    secretKey: credential(env, 'S3_SECRET_KEY')!,
     bucket,
     region: text(env, 'S3_REGION') ?? 'us-east-1',
   };
@@ -193,6 +208,46 @@ function text(env: Env, name: string): string | undefined {
 /** Tokens and secrets an attacker could try to guess: 32 characters or more. */
 export const MIN_SECRET_LENGTH = 32;
 
+/**
+ * Fewer different characters than this in a secret means it was typed, not generated. A random secret of the
+ * shortest length and the smallest usual alphabet (32 hex digits) has fewer than 8 different ones about once in
+ * 28 million draws; base64 practically never. `'a' × 32`, `abab…` and `12345678…` have fewer.
+ */
+export const MIN_SECRET_DISTINCT_CHARACTERS = 8;
+
+/**
+ * Words found in the placeholders of documentation and sample files (`change-me`, `CHANGEME`, `your-token-here`,
+ * `example`...), compared with case, spaces, dashes, dots and underscores ignored. Each is 7 letters or more, so
+ * that a generated secret contains one by chance about never (a 7-letter word in 43 base64 characters: ~1e-9).
+ */
+export const PLACEHOLDER_WORDS = ['changeme', 'replaceme', 'example', 'placeholder', 'yoursecret', 'yourtoken', 'insecure', 'minioadmin'] as const;
+
+const GENERATE_ONE = 'generate one, e.g. `openssl rand -hex 32`';
+
+/** Why `value` is a placeholder (it contains a word of PLACEHOLDER_WORDS), or undefined. */
+function placeholderIn(value: string): string | undefined {
+  const folded = value.toLowerCase().replace(/[\s._-]+/g, '');
+  const word = PLACEHOLDER_WORDS.find((candidate) => folded.includes(candidate));
+  return word === undefined ? undefined : `is a placeholder (it contains "${word}"), not a secret`;
+}
+
+/**
+ * Why `value` is guessable although long enough, or undefined. The rule, deliberately simple: at least
+ * MIN_SECRET_DISTINCT_CHARACTERS different characters, and not a shorter sequence repeated (`0123456789` × 4).
+ */
+function guessableShapeOf(value: string): string | undefined {
+  const distinct = new Set(value).size;
+  if (distinct < MIN_SECRET_DISTINCT_CHARACTERS) {
+    return `has only ${distinct} different characters (at least ${MIN_SECRET_DISTINCT_CHARACTERS} are required), so it is guessable`;
+  }
+  for (let period = 1; period <= value.length / 2; period += 1) {
+    if (value.slice(period) === value.slice(0, value.length - period)) {
+      return `repeats its first ${period} characters, so it is guessable`;
+    }
+  }
+  return undefined;
+}
+
 function trustProxy(env: Env): string[] {
   const entries = (text(env, 'TRUST_PROXY') ?? 'loopback')
     .split(',')
@@ -223,9 +278,20 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
 
 function secret(env: Env, name: string): string | undefined {
   const value = text(env, name);
-  if (value !== undefined && value.length < MIN_SECRET_LENGTH) {
+  if (value === undefined) return undefined;
+  if (value.length < MIN_SECRET_LENGTH) {
     throw new ConfigValidationError(name, `must be at least ${MIN_SECRET_LENGTH} characters long`);
   }
+  const weakness = placeholderIn(value) ?? guessableShapeOf(value);
+  if (weakness) throw new ConfigValidationError(name, `${weakness}: ${GENERATE_ONE}`);
+  return value;
+}
+
+/** A credential that is not ours to size (an object store's own secret key): only a placeholder is refused. */
+function credential(env: Env, name: string): string | undefined {
+  const value = text(env, name);
+  const placeholder = value === undefined ? undefined : placeholderIn(value);
+  if (placeholder) throw new ConfigValidationError(name, `${placeholder}: set the store's real secret`);
   return value;
 }
 

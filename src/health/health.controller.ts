@@ -6,7 +6,8 @@ import { HealthCheckResultDto, LegacyHealthDto } from './health.dto';
 import { HealthChecks } from './readiness';
 
 const NO_CACHE = 'no-cache, no-store, must-revalidate';
-const NOT_READY = 'A check failed or timed out (each has 2 s): `error` names it and says why';
+const NOT_READY =
+  'A check failed or timed out (each has 2 s): `error` names it, down. Why it failed (which may name paths, hosts and ports) is in the service log, not in this public answer';
 
 /** Health's routes, at the root of PUBLIC_URL. */
 export const HEALTH_ROUTE = 'health';

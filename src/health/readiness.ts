@@ -1,13 +1,6 @@
-import { Injectable, ServiceUnavailableException } from '@nestjs/common';
+import { Injectable, Logger, ServiceUnavailableException } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import {
-  HealthCheckResult,
-  HealthCheckService,
-  HealthIndicatorFunction,
-  HealthIndicatorResult,
-  HealthIndicatorService,
-  TypeOrmHealthIndicator,
-} from '@nestjs/terminus';
+import { HealthCheckResult, HealthCheckService, HealthIndicatorFunction, HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
 import { DataSource } from 'typeorm';
 import { RedisConnections } from '../redis/redis.module';
 import { ReadinessChecks } from './readiness-checks';
@@ -24,13 +17,20 @@ export interface Readiness {
  * Liveness and readiness through @nestjs/terminus. Ready: the database answers, no migration is pending, every
  * check another module registered passes (storage's: the object store is usable), and, when configured, Redis
  * answers. Every check has a timeout.
+ *
+ * The routes are public, so the answer says only up or down per check: why a check failed (a driver's message,
+ * which names paths, hosts and ports) is logged instead, once when it goes down or its reason changes and once
+ * when it is back, not on every probe.
  */
 @Injectable()
 export class HealthChecks {
+  private readonly logger = new Logger('Readiness');
+  /** The reason last logged for each check that is down. */
+  private readonly down = new Map<string, string>();
+
   constructor(
     private readonly health: HealthCheckService,
     private readonly indicators: HealthIndicatorService,
-    private readonly typeOrm: TypeOrmHealthIndicator,
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly redis: RedisConnections,
     private readonly registered: ReadinessChecks,
@@ -43,7 +43,7 @@ export class HealthChecks {
 
   async ready(): Promise<Readiness> {
     const checks: HealthIndicatorFunction[] = [
-      () => this.typeOrm.pingCheck('database', { connection: this.dataSource, timeout: CHECK_TIMEOUT_MS }),
+      () => this.attempt('database', async () => void (await this.dataSource.query('SELECT 1'))),
       () =>
         this.attempt('migrations', async () => {
           if (await this.dataSource.showMigrations()) throw new Error('migrations are pending: run npm run migration:run');
@@ -52,12 +52,29 @@ export class HealthChecks {
     for (const [name, check] of this.registered.entries()) checks.push(() => this.attempt(name, check));
     const redis = this.redis.commands;
     if (redis) checks.push(() => this.attempt('redis', async () => void (await redis.ping())));
+    let readiness: Readiness;
     try {
-      return { ready: true, result: await this.health.check(checks) };
+      readiness = { ready: true, result: await this.health.check(checks) };
     } catch (error) {
       // Terminus reports a failed check as a 503 carrying the whole result.
-      if (error instanceof ServiceUnavailableException) return { ready: false, result: error.getResponse() as HealthCheckResult };
-      throw error;
+      if (!(error instanceof ServiceUnavailableException)) throw error;
+      readiness = { ready: false, result: error.getResponse() as HealthCheckResult };
+    }
+    this.logChanges(readiness.result.details);
+    return { ready: readiness.ready, result: publicResult(readiness.result) };
+  }
+
+  private logChanges(details: HealthIndicatorResult): void {
+    for (const [key, detail] of Object.entries(details)) {
+      if (detail.status === 'up') {
+        if (this.down.delete(key)) this.logger.log(`${key} is up again`);
+        continue;
+      }
+      const { status: _status, ...rest } = detail;
+      const reason = typeof rest.message === 'string' ? rest.message : JSON.stringify(rest);
+      if (this.down.get(key) === reason) continue;
+      this.down.set(key, reason);
+      this.logger.warn(`${key} is down: ${reason}`);
     }
   }
 
@@ -78,4 +95,11 @@ export class HealthChecks {
       clearTimeout(timer);
     }
   }
+}
+
+/** Each check's status alone: what a failed check said stays in the log. */
+function publicResult(result: HealthCheckResult): HealthCheckResult {
+  const statuses = (entries: Partial<HealthIndicatorResult> | undefined): HealthIndicatorResult | undefined =>
+    entries && Object.fromEntries(Object.entries(entries).flatMap(([key, detail]) => (detail ? [[key, { status: detail.status }]] : [])));
+  return { status: result.status, info: statuses(result.info), error: statuses(result.error), details: statuses(result.details)! };
 }

@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { api } from '../factories/flags.factory';
 import { admin, bearer, createApiKey, createOrganization, TestOrganization } from '../factories/organizations.factory';
 import { expectApiError, expectStorageError } from '../support/expect-error';
-import { createTestApp, TestApp } from '../support/test-app';
+import { createTestApp, TEST_ADMIN_TOKEN, TestApp } from '../support/test-app';
 import { CHANGE_FEED_READ, queriesDuring } from '../support/queries';
 import { FakeClock } from '../support/fake-clock';
 import { eventually } from '../support/eventually';
@@ -125,6 +125,50 @@ describe('abuse limits', () => {
       await from('/v1/flags').set(bearer(org.key)).expect(200);
       await from('/v1/flags/config').set(bearer(org.key)).expect(200);
       await request(t.http).get('/v1/flags').set('X-Forwarded-For', '203.0.113.2').set(bearer(madeUpKey())).expect(401);
+    });
+  });
+
+  describe('wrong admin tokens', () => {
+    const clock = new FakeClock();
+    let t: TestApp;
+    beforeAll(async () => {
+      t = await createTestApp({ AUTH_FAILURES_PER_MINUTE: '5' }, { clock });
+    });
+    afterAll(() => t.close());
+
+    it("spend the address's budget: 429 with Retry-After past AUTH_FAILURES_PER_MINUTE, while the right token is served from there", async () => {
+      const from = (address: string) => request(t.http).post('/v1/admin/organizations').set('X-Forwarded-For', address);
+      const guess = () => bearer(randomBytes(24).toString('hex'));
+      for (let attempt = 0; attempt < 4; attempt += 1) {
+        expectApiError(await from('203.0.113.9').set(guess()).send({ name: 'x' }), 401, 'UNAUTHORIZED', /^A valid admin token is required/);
+      }
+      await from('203.0.113.9').send({ name: 'x' }).expect(401); // no token at all counts too
+
+      const held = await from('203.0.113.9').set(guess()).send({ name: 'x' });
+      expectApiError(
+        held,
+        429,
+        'RATE_LIMITED',
+        /^More than 5 requests a minute from this address had a missing or invalid API key or admin token; retry after \d+ s$/,
+      );
+      expect(Number(held.headers['retry-after'])).toBeGreaterThan(0);
+      expect(Number(held.headers['retry-after'])).toBeLessThanOrEqual(60);
+      // Held on every admin route, and for API keys too: one budget per address.
+      expectApiError(
+        await request(t.http).patch(`/v1/admin/organizations/${randomUUID()}`).set('X-Forwarded-For', '203.0.113.9').set(guess()).send({}),
+        429,
+        'RATE_LIMITED',
+      );
+      expectApiError(await request(t.http).get('/v1/flags').set('X-Forwarded-For', '203.0.113.9').set(bearer(madeUpKey())), 429, 'RATE_LIMITED');
+
+      // The right token is never refused, from that address or any other; another address is not held.
+      const created = await from('203.0.113.9').set(bearer(TEST_ADMIN_TOKEN)).send({ name: 'Held address' }).expect(201);
+      expect(created.body.name).toBe('Held address');
+      await from('203.0.113.10').set(guess()).send({ name: 'x' }).expect(401);
+
+      // The next window gives the address its budget back.
+      clock.advance(Number(held.headers['retry-after']) * 1000);
+      await from('203.0.113.9').set(guess()).send({ name: 'x' }).expect(401);
     });
   });
 

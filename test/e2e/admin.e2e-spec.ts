@@ -3,7 +3,7 @@ import request from 'supertest';
 import { admin, bearer, createApiKey, createOrganization, subscribe } from '../factories/organizations.factory';
 import { Permission } from '../../src/auth/permission';
 import { expectApiError } from '../support/expect-error';
-import { createTestApp, TestApp } from '../support/test-app';
+import { createTestApp, TEST_ADMIN_TOKEN, TestApp } from '../support/test-app';
 
 describe('admin API and API keys', () => {
   let t: TestApp;
@@ -36,11 +36,26 @@ describe('admin API and API keys', () => {
     await request(t.http).post('/v1/admin/organizations').set(bearer(org.key)).send({ name: 'x' }).expect(401);
   });
 
-  it('answers 401 to every admin call when ADMIN_TOKEN is unset', async () => {
+  it('answers a wrong admin token with 401 saying a valid one is required', async () => {
+    const response = await request(t.http)
+      .post('/v1/admin/organizations')
+      .set(bearer(`${TEST_ADMIN_TOKEN}x`))
+      .send({ name: 'x' });
+    expectApiError(response, 401, 'UNAUTHORIZED', /^A valid admin token is required \(Authorization: Bearer <ADMIN_TOKEN>\)$/);
+  });
+
+  it('answers 401 to every admin call when ADMIN_TOKEN is unset, saying that no admin token is configured', async () => {
     const noAdmin = await createTestApp({ ADMIN_TOKEN: '' });
     try {
-      const response = await request(noAdmin.http).post('/v1/admin/organizations').set(bearer('anything-at-all-long-enough')).send({ name: 'x' });
-      expectApiError(response, 401, 'UNAUTHORIZED', /^A valid admin token is required \(Authorization: Bearer <ADMIN_TOKEN>\)$/);
+      for (const authorization of [bearer('anything-at-all-long-enough'), bearer(TEST_ADMIN_TOKEN), {}]) {
+        const response = await request(noAdmin.http).post('/v1/admin/organizations').set(authorization).send({ name: 'x' });
+        expectApiError(
+          response,
+          401,
+          'UNAUTHORIZED',
+          /^No admin token is configured: the admin API is off until the service is started with ADMIN_TOKEN set$/,
+        );
+      }
     } finally {
       await noAdmin.close();
     }

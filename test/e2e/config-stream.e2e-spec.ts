@@ -6,6 +6,7 @@ import { api, createFlag } from '../factories/flags.factory';
 import { admin, bearer, createApiKey, createOrganization, TestOrganization } from '../factories/organizations.factory';
 import { eventually } from '../support/eventually';
 import { FakeClock } from '../support/fake-clock';
+import { scrapeMetrics, TEST_METRICS_TOKEN } from '../support/metrics';
 import { openSse, SseBlock, SseConnection } from '../support/sse-client';
 import { createTestApp, TestApp } from '../support/test-app';
 
@@ -26,7 +27,7 @@ describe('config change stream', () => {
   const open: SseConnection[] = [];
 
   beforeAll(async () => {
-    t = await createTestApp({}, { clock });
+    t = await createTestApp({ METRICS_TOKEN: TEST_METRICS_TOKEN }, { clock });
   });
   afterAll(() => t.close());
   beforeEach(async () => {
@@ -294,7 +295,7 @@ describe('config change stream', () => {
   });
 
   it('counts open streams in flagstore_stream_connections', async () => {
-    const gauge = async () => Number(/^flagstore_stream_connections (\d+)$/m.exec((await request(t.http).get('/metrics').expect(200)).text)![1]);
+    const gauge = async () => Number(/^flagstore_stream_connections (\d+)$/m.exec((await scrapeMetrics(t)).text)![1]);
     const before = await gauge();
     const connections = [await stream(), await stream()];
     await Promise.all(connections.map((connection) => connection.next(isEvent)));

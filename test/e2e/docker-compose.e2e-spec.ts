@@ -1,7 +1,20 @@
-import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, MIN_SECRET_LENGTH } from '../../src/config/app-config';
-import { allReferences, ComposeService, DOCKER_DIR, environmentOf, readCompose, resolvedEnvironment, upstreamServers } from '../support/docker-files';
+import {
+  allReferences,
+  ComposeService,
+  DOCKER_DIR,
+  environmentOf,
+  INIT_ENV_SCRIPT,
+  initEnvVariables,
+  parseEnvFile,
+  readCompose,
+  resolvedEnvironment,
+  runInitEnv,
+  upstreamServers,
+} from '../support/docker-files';
 
 /**
  * docker/compose.yml, checked against the service's configuration (src/config/app-config.ts) without a container
@@ -27,11 +40,34 @@ function sampleVariables(): Record<string, string> {
   );
 }
 
-/** The two settings of the environment compose is run with: nothing set (the local defaults), and every variable set. */
+/** What `docker/init-env.sh` writes: the documented first start runs compose with these variables and no others. */
+const GENERATED = initEnvVariables();
+
+/** The two settings of the environment compose is run with: docker/init-env.sh's .env, and every variable set. */
 const SETTINGS: [string, Record<string, string>][] = [
-  ['no variables set (the local-only defaults)', {}],
+  ['the .env docker/init-env.sh writes', GENERATED],
   ['every variable set', sampleVariables()],
 ];
+
+/** The variables that hold a credential: none may have a default. */
+const CREDENTIALS = [
+  'ADMIN_TOKEN',
+  'UPLOAD_SIGNING_SECRET',
+  'POSTGRES_PASSWORD',
+  'FLAGSTORE_OWNER_PASSWORD',
+  'FLAGSTORE_SERVICE_PASSWORD',
+  'MINIO_ROOT_PASSWORD',
+];
+
+/** The values in a service's environment that are credentials: secrets by name, and the passwords in URLs. */
+function credentialsIn(environment: Record<string, string>): Record<string, string> {
+  const found: Record<string, string> = {};
+  for (const [name, value] of Object.entries(environment)) {
+    if (/TOKEN|SECRET|PASSWORD/.test(name)) found[name] = value;
+    if (/^[a-z]+:\/\//.test(value) && new URL(value).password) found[`${name} (password)`] = decodeURIComponent(new URL(value).password);
+  }
+  return found;
+}
 
 function dependencies(service: ComposeService): Record<string, string> {
   const raw = service.depends_on ?? {};
@@ -96,15 +132,37 @@ describe('docker/compose.yml', () => {
     expect(second).toEqual(first);
     // loadConfig reads each variable it knows through env[name]: a proxy records which ones it asked for.
     const asked = new Set<string>();
-    const env = resolvedEnvironment(services['flagstore-1'], {});
+    const env = resolvedEnvironment(services['flagstore-1'], GENERATED);
     loadConfig(new Proxy(env, { get: (target, name: string) => (asked.add(name), target[name]) }));
     const unknown = Object.keys(first).filter((name) => !asked.has(name));
     expect(unknown).toEqual([]);
   });
 
-  it('refers only to variables with a default (so `up` works on a fresh checkout) or marked required', () => {
+  it('refers only to variables with a default or marked required, every credential required (no working default)', () => {
     for (const reference of allReferences()) {
-      expect({ name: reference.name, operator: reference.operator }).toEqual({ name: reference.name, operator: expect.stringMatching(/^(:-|:\?)$/) });
+      const operator = CREDENTIALS.includes(reference.name) ? /^:\?$/ : /^(:-|:\?)$/;
+      expect({ name: reference.name, operator: reference.operator }).toEqual({ name: reference.name, operator: expect.stringMatching(operator) });
+      if (reference.operator === ':?') expect(reference.argument).toBe('run docker/init-env.sh, which writes docker/.env with random secrets');
+    }
+    expect([...new Set(allReferences().map((reference) => reference.name))].filter((name) => CREDENTIALS.includes(name)).sort()).toEqual(
+      [...CREDENTIALS].sort(),
+    );
+  });
+
+  it('does not start without the secrets: each service that needs one stops naming it, and says how to make them', () => {
+    for (const name of [...INSTANCES, 'postgres', 'minio', 'minio-bucket']) {
+      expect(() => resolvedEnvironment(services[name], {})).toThrow(
+        new RegExp(`^(${CREDENTIALS.join('|')}): run docker/init-env\\.sh, which writes docker/\\.env with random secrets$`),
+      );
+    }
+  });
+
+  it('takes every credential from the variables, none from the file itself', () => {
+    const given = new Set(Object.values(GENERATED));
+    for (const [name, service] of Object.entries(services)) {
+      for (const [field, value] of Object.entries(credentialsIn(resolvedEnvironment(service, GENERATED)))) {
+        expect({ service: name, field, fromTheEnvFile: given.has(value) }).toEqual({ service: name, field, fromTheEnvFile: true });
+      }
     }
   });
 
@@ -120,7 +178,10 @@ describe('docker/compose.yml', () => {
         expect(config.s3).toBeDefined();
         expect(config.adminToken!.length).toBeGreaterThanOrEqual(MIN_SECRET_LENGTH);
         expect(config.uploadSigningSecret!.length).toBeGreaterThanOrEqual(MIN_SECRET_LENGTH);
-        expect(config.metricsToken!.length).toBeGreaterThanOrEqual(MIN_SECRET_LENGTH);
+        // Metrics on the internal listener only: the instances publish no port, and their public one serves none.
+        expect(config.metricsPort).toBe(9464);
+        expect(config.metricsToken).toBeUndefined();
+        expect(services[name].ports).toBeUndefined();
         expect(hostOf(config.databaseUrl!)).toMatchObject({ user: 'flagstore_service', host: 'postgres', port: '5432', path: '/flagstore' });
         expect(hostOf(config.databaseMigrationUrl!)).toMatchObject({ user: 'flagstore_owner', host: 'postgres', port: '5432', path: '/flagstore' });
         expect(hostOf(config.redisUrl!)).toMatchObject({ host: 'redis', port: '6379' });
@@ -168,13 +229,13 @@ describe('docker/compose.yml', () => {
   });
 
   it('has nginx balance exactly the two instances, on the port they listen on', () => {
-    const port = loadConfig(resolvedEnvironment(services['flagstore-1'], {})).http.port;
+    const port = loadConfig(resolvedEnvironment(services['flagstore-1'], GENERATED)).http.port;
     expect(upstreamServers(nginxConf, 'flagstore')).toEqual(INSTANCES.map((host) => ({ host, port })));
     expect(services.nginx.volumes).toContain('./nginx.conf:/etc/nginx/nginx.conf:ro');
   });
 
   it('probes each instance for readiness on its own port, and nginx on its own route', () => {
-    const port = loadConfig(resolvedEnvironment(services['flagstore-1'], {})).http.port;
+    const port = loadConfig(resolvedEnvironment(services['flagstore-1'], GENERATED)).http.port;
     for (const name of INSTANCES) {
       const test = ([] as string[]).concat(services[name].healthcheck!.test!).join(' ');
       expect(test).toContain(`http://127.0.0.1:${port}/health/ready`);
@@ -184,7 +245,7 @@ describe('docker/compose.yml', () => {
   });
 
   it('lets an instance drain for SHUTDOWN_GRACE_SECONDS before Compose kills it', () => {
-    const grace = loadConfig(resolvedEnvironment(services['flagstore-1'], {})).shutdownGraceSeconds;
+    const grace = loadConfig(resolvedEnvironment(services['flagstore-1'], GENERATED)).shutdownGraceSeconds;
     for (const name of INSTANCES) {
       const stop = /^(\d+)s$/.exec(services[name].stop_grace_period ?? '');
       expect(stop).not.toBeNull();
@@ -192,10 +253,60 @@ describe('docker/compose.yml', () => {
     }
   });
 
+  it('has nginx name the client by the address it saw, never passing on an X-Forwarded-For the client sent', () => {
+    // TRUST_PROXY trusts nginx's private range: an appended header would let a client on a private network pick
+    // the address its failed authentications are counted under.
+    expect(loadConfig(resolvedEnvironment(services['flagstore-1'], GENERATED)).trustProxy).toContain('uniquelocal');
+    const headers = [...nginxConf.replace(/#.*$/gm, '').matchAll(/proxy_set_header\s+X-Forwarded-For\s+([^;]+);/gi)].map((match) => match[1].trim());
+    expect(headers).toEqual(['$remote_addr']);
+  });
+
   it('mounts postgres-init.sh where the postgres image runs it on an empty volume (what it creates: docker-postgres-init)', () => {
     const mount = (services.postgres.volumes ?? []).find((volume) => volume.includes('/docker-entrypoint-initdb.d/'));
     expect(mount).toBe('./postgres-init.sh:/docker-entrypoint-initdb.d/10-flagstore-roles.sh:ro');
     // The image executes an executable *.sh there (and sources one that is not); the script is run as a program.
     accessSync(join(DOCKER_DIR, 'postgres-init.sh'), constants.X_OK);
+  });
+});
+
+describe('docker/init-env.sh', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'flagstore-init-env-spec-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('is executable, and docker/.env is ignored by git and left out of the image', () => {
+    accessSync(INIT_ENV_SCRIPT, constants.X_OK);
+    const ignored = (file: string, pattern: string) =>
+      readFileSync(join(DOCKER_DIR, '..', file), 'utf8')
+        .split('\n')
+        .map((line) => line.trim())
+        .includes(pattern);
+    expect(ignored('.gitignore', '.env')).toBe(true);
+    expect(ignored('.dockerignore', 'docker')).toBe(true);
+  });
+
+  it('writes every credential compose requires, random, 64 hex digits each, readable by its owner only', () => {
+    const target = join(dir, '.env');
+    expect(runInitEnv(target)).toMatch(/^Wrote .*\.env with random secrets/);
+    expect(statSync(target).mode & 0o777).toBe(0o600);
+    const written = parseEnvFile(readFileSync(target, 'utf8'));
+    expect(Object.keys(written).sort()).toEqual([...CREDENTIALS].sort());
+    for (const value of Object.values(written)) expect(value).toMatch(/^[0-9a-f]{64}$/);
+    expect(new Set(Object.values(written)).size).toBe(CREDENTIALS.length);
+    // Another run (another checkout) gets secrets of its own.
+    const other = join(dir, 'other.env');
+    runInitEnv(other);
+    const again = parseEnvFile(readFileSync(other, 'utf8'));
+    for (const name of CREDENTIALS) expect(again[name]).not.toBe(written[name]);
+  });
+
+  it('keeps an existing file as it is (the volumes keep the first passwords)', () => {
+    const target = join(dir, '.env');
+    writeFileSync(target, 'ADMIN_TOKEN=mine-0123456789abcdefghijklmnopqrstuv\n');
+    expect(runInitEnv(target)).toMatch(/exists: kept as it is/);
+    expect(readFileSync(target, 'utf8')).toBe('ADMIN_TOKEN=mine-0123456789abcdefghijklmnopqrstuv\n');
+    expect(readdirSync(dir)).toEqual(['.env']);
   });
 });

@@ -232,12 +232,16 @@ describeWithBinaries('docker/nginx.conf (nginx -t and requests through it)', { n
     expect(a.seen.length + b.seen.length).toBe(replies.length);
   });
 
-  it('tells the instance who the client is, over which scheme, and a request id', async () => {
+  it('tells the instance who the client is (whatever X-Forwarded-For it sent), over which scheme, and a request id', async () => {
     await startNginx();
     await call(port, 'GET', '/health');
     await call(port, 'GET', '/health', { 'X-Request-Id': 'caller-id-1' });
+    // A client naming addresses of its choice, as one on a private network would to dodge its failure budget.
+    await call(port, 'GET', '/v1/flags', { 'X-Forwarded-For': '10.1.2.3' });
+    await call(port, 'POST', '/v1/admin/organizations', { 'X-Forwarded-For': '10.1.2.3, 192.168.0.9', 'Content-Type': 'application/json' }, '{}');
+    await call(port, 'PUT', '/upload/org/item', { 'X-Forwarded-For': '172.16.0.1' }, 'x');
     const seen = [...a.seen, ...b.seen];
-    expect(seen).toHaveLength(2);
+    expect(seen).toHaveLength(5);
     for (const request of seen) {
       expect(request.headers['x-forwarded-for']).toBe('127.0.0.1');
       expect(request.headers['x-forwarded-proto']).toBe('http');

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash, createHmac, pbkdf2Sync, timingSafeEqual } from 'node:crypto';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { DOCKER_DIR, readCompose, resolvedEnvironment } from '../support/docker-files';
+import { DOCKER_DIR, initEnvVariables, readCompose, resolvedEnvironment } from '../support/docker-files';
 import { describeWithBinaries, postgresBinDir } from '../support/servers/binaries';
 import { PostgresServer, startPostgresServer } from '../support/servers/postgres-server';
 
@@ -41,9 +41,10 @@ function isPasswordOf(stored: string, role: string, password: string): boolean {
 describeWithBinaries('docker/postgres-init.sh on a real PostgreSQL', { postgres: bin })('docker/postgres-init.sh', () => {
   let server: PostgresServer;
   const services = readCompose().services;
-  /** The postgres service's environment and an instance's, as Compose gives them with no variables set. */
-  const env = resolvedEnvironment(services.postgres, {});
-  const instance = resolvedEnvironment(services['flagstore-1'], {});
+  /** The postgres service's environment and an instance's, as Compose gives them with the .env init-env.sh writes. */
+  const variables = initEnvVariables();
+  const env = resolvedEnvironment(services.postgres, variables);
+  const instance = resolvedEnvironment(services['flagstore-1'], variables);
 
   beforeAll(async () => {
     server = await startPostgresServer();

@@ -1,13 +1,29 @@
+import { renameSync } from 'node:fs';
 import { createServer, Server, Socket } from 'node:net';
+import { join } from 'node:path';
 import request from 'supertest';
 import { freePort } from '../../src/common/free-port';
+import { LogCapture } from '../support/log-capture';
 import { createTestApp, TestApp } from '../support/test-app';
+
+/**
+ * Every app of this file logs its Nest lines here: nestjs-pino sends them to the logger of the first app created in
+ * the process (a module-level logger), which is `t` below, created with this destination.
+ */
+const log = new LogCapture();
+
+/** An answer's body has nothing of a failed check but its status. */
+function expectStatusesOnly(body: { error?: Record<string, object>; details: Record<string, object> }): void {
+  for (const entries of [body.error ?? {}, body.details]) {
+    for (const entry of Object.values(entries)) expect(Object.keys(entry)).toEqual(['status']);
+  }
+}
 
 describe('health', () => {
   let t: TestApp;
 
   beforeAll(async () => {
-    t = await createTestApp();
+    t = await createTestApp({ LOG_LEVEL: 'info' }, { logDestination: log });
   });
   afterAll(() => t.close());
 
@@ -41,15 +57,43 @@ describe('health', () => {
     try {
       const ready = await request(t.http).get('/health/ready').expect(503);
       expect(ready.body.status).toBe('error');
-      expect(ready.body.error.migrations).toEqual(expect.objectContaining({ status: 'down', message: expect.stringMatching(/pending/) }));
-      expect(ready.body.details.database.status).toBe('up');
+      expect(ready.body.error).toEqual({ migrations: { status: 'down' } });
+      expect(ready.body.details.database).toEqual({ status: 'up' });
+      expectStatusesOnly(ready.body);
       const health = await request(t.http).get('/health').expect(503);
-      expect(health.body.error.migrations.status).toBe('down');
+      expect(health.body.error).toEqual({ migrations: { status: 'down' } });
+      expectStatusesOnly(health.body);
+      // Why is in the log, once however often it is probed.
+      expect(log.lines.filter((line) => /^migrations is down: /.test(line.msg))).toEqual([
+        expect.objectContaining({ context: 'Readiness', msg: 'migrations is down: migrations are pending: run npm run migration:run' }),
+      ]);
       await request(t.http).get('/health/live').expect(200);
     } finally {
       await t.db.query('INSERT INTO migrations (id, timestamp, name) VALUES ($1, $2, $3)', [rows[0].id, rows[0].timestamp, rows[0].name]);
     }
     await request(t.http).get('/health/ready').expect(200);
+  });
+
+  it('answers a failed check with its status alone, never its error text (a path here), which it logs instead', async () => {
+    const root = join(t.config.dataDir, 'objects');
+    const moved = `${root}-moved`;
+    renameSync(root, moved);
+    try {
+      for (const path of ['/health/ready', '/health']) {
+        const ready = await request(t.http).get(path).expect(503);
+        expect(ready.body.error).toEqual({ objectStore: { status: 'down' } });
+        expectStatusesOnly(ready.body);
+        expect(JSON.stringify(ready.body)).not.toContain(t.config.dataDir);
+        expect(ready.text).not.toMatch(/ENOENT|objects/);
+      }
+    } finally {
+      renameSync(moved, root);
+    }
+    const down = log.lines.filter((line) => /^objectStore is down: /.test(line.msg));
+    expect(down).toHaveLength(1);
+    expect(down[0]).toMatchObject({ level: 40, msg: expect.stringContaining(`ENOENT: no such file or directory, access '${root}'`) });
+    await request(t.http).get('/health/ready').expect(200);
+    expect(log.lines.filter((line) => line.msg === 'objectStore is up again')).toHaveLength(1);
   });
 });
 
@@ -60,9 +104,10 @@ describe('health with a Redis that stops answering once connected', () => {
   let hung: Server;
   const sockets = new Set<Socket>();
   let t: TestApp;
+  let port: number;
 
   beforeAll(async () => {
-    const port = await freePort();
+    port = await freePort();
     hung = createServer((socket) => {
       sockets.add(socket);
       socket.on('close', () => sockets.delete(socket));
@@ -85,8 +130,10 @@ describe('health with a Redis that stops answering once connected', () => {
       const started = Date.now();
       const ready = await request(t.http).get(path).expect(503);
       expect(Date.now() - started).toBeLessThan(3_000);
-      expect(ready.body.error.redis.status).toBe('down');
-      expect(ready.body.details.database.status).toBe('up');
+      expect(ready.body.error).toEqual({ redis: { status: 'down' } });
+      expect(ready.body.details.database).toEqual({ status: 'up' });
+      expectStatusesOnly(ready.body);
+      expect(ready.text).not.toContain(String(port));
     }
     await request(t.http).get('/health/live').expect(200);
   });

@@ -5,6 +5,7 @@ import { bearer, createOrganization } from '../factories/organizations.factory';
 import { bytes, createStorageTestApp, post, rawRequest, RawUpload, signedUrl, StorageTestApp, temporaryFiles } from '../factories/storage.factory';
 import { eventually } from '../support/eventually';
 import { expectApiError, expectStorageError } from '../support/expect-error';
+import { scrapeMetrics, TEST_METRICS_TOKEN } from '../support/metrics';
 
 const sha256 = (buffer: Buffer) => createHash('sha256').update(buffer).digest('hex');
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -21,6 +22,7 @@ describe('HTTP timeouts', () => {
       HTTP_REQUEST_TIMEOUT_SECONDS: '1',
       UPLOAD_IDLE_TIMEOUT_SECONDS: '1',
       HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: '2',
+      METRICS_TOKEN: TEST_METRICS_TOKEN,
     });
   });
   afterAll(() => t.close());
@@ -30,7 +32,7 @@ describe('HTTP timeouts', () => {
   const nonces = async (organizationId: string) =>
     (await t.db.query('SELECT 1 FROM storage_upload_nonces WHERE organization_id = $1', [organizationId])).rowCount;
   const failures = async () => {
-    const text = (await request(t.http).get('/metrics').expect(200)).text;
+    const { text } = await scrapeMetrics(t);
     return Number(/^flagstore_upload_failures_total\{code="REQUEST_TIMEOUT"\} (\d+)$/m.exec(text)?.[1] ?? 0);
   };
 

@@ -1,41 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Writable } from 'node:stream';
 import request from 'supertest';
 import { api, createFlag } from '../factories/flags.factory';
 import { bearer, createOrganization, TestOrganization } from '../factories/organizations.factory';
 import { pathOf, put, signedUrl } from '../factories/storage.factory';
+import { LogCapture } from '../support/log-capture';
 import { createTestApp, TEST_ADMIN_TOKEN, TestApp } from '../support/test-app';
-
-interface LogLine {
-  level: number;
-  msg: string;
-  requestId?: string;
-  method?: string;
-  route?: string;
-  status?: number;
-  durationMs?: number;
-  organizationId?: string;
-  keyId?: string;
-  [field: string]: unknown;
-}
-
-/** Everything the app logs, as written: raw text, and each line parsed. */
-class LogCapture extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _encoding: BufferEncoding, done: () => void): void {
-    this.text += chunk.toString('utf8');
-    done();
-  }
-  get lines(): LogLine[] {
-    return this.text
-      .split('\n')
-      .filter((line) => line !== '')
-      .map((line) => JSON.parse(line) as LogLine);
-  }
-  requests(): LogLine[] {
-    return this.lines.filter((line) => line.msg === 'request completed' || line.msg === 'request failed');
-  }
-}
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
 

@@ -3,7 +3,10 @@ import { api, createFlag } from '../factories/flags.factory';
 import { createOrganization, TestOrganization } from '../factories/organizations.factory';
 import { post, signedUrl, uploadFile } from '../factories/storage.factory';
 import { eventually } from '../support/eventually';
-import { createTestApp, TestApp } from '../support/test-app';
+import { freePort } from '../../src/common/free-port';
+import { expectApiError } from '../support/expect-error';
+import { scrapeMetrics, TEST_METRICS_TOKEN } from '../support/metrics';
+import { createTestApp, TEST_ADMIN_TOKEN, TestApp } from '../support/test-app';
 
 /** The value of one series in Prometheus text, 0 when absent. `labels` as written: `outcome="200"`. */
 function sample(text: string, name: string, labels = ''): number {
@@ -13,9 +16,15 @@ function sample(text: string, name: string, labels = ''): number {
 }
 
 async function scrape(t: TestApp): Promise<string> {
-  const response = await request(t.http).get('/metrics').expect(200);
-  expect(response.headers['content-type']).toMatch(/^text\/plain;.*version=0\.0\.4/);
-  return response.text;
+  const { text, contentType } = await scrapeMetrics(t);
+  expect(contentType).toMatch(/^text\/plain;.*version=0\.0\.4/);
+  return text;
+}
+
+/** A plain HTTP exchange with the internal listener, as Prometheus has it. */
+async function internal(port: number, method: string, path: string): Promise<{ status: number; headers: Headers; text: string }> {
+  const response = await fetch(`http://127.0.0.1:${port}${path}`, { method });
+  return { status: response.status, headers: response.headers, text: await response.text() };
 }
 
 describe('metrics', () => {
@@ -23,12 +32,12 @@ describe('metrics', () => {
   let org: TestOrganization;
 
   beforeAll(async () => {
-    t = await createTestApp({ CONFIG_RATE_LIMIT_PER_MINUTE: '3' });
+    t = await createTestApp({ CONFIG_RATE_LIMIT_PER_MINUTE: '3', METRICS_PORT: String(await freePort()) });
     org = await createOrganization(t);
   });
   afterAll(() => t.close());
 
-  it('serves the default process metrics and every series of the service, outside /v1 and without a key', async () => {
+  it('serves the default process metrics and every series of the service on METRICS_PORT, without a token', async () => {
     const text = await scrape(t);
     for (const name of [
       'process_cpu_user_seconds_total',
@@ -115,7 +124,7 @@ describe('metrics across two instances', () => {
 
   beforeAll(async () => {
     a = await createTestApp();
-    b = await createTestApp({}, { sameDatabaseAs: a });
+    b = await createTestApp({ METRICS_TOKEN: TEST_METRICS_TOKEN }, { sameDatabaseAs: a });
   });
   afterAll(async () => {
     await b.close();
@@ -128,6 +137,70 @@ describe('metrics across two instances', () => {
     const before = await received();
     await createFlag(a, org.key, { key: 'heard-elsewhere' });
     await eventually(async () => (await received()) > before, { what: 'a lag observation on the other instance' });
+  });
+});
+
+describe('metrics on the public listener', () => {
+  it('are not served there without METRICS_TOKEN, with or without METRICS_PORT, nor in its OpenAPI document', async () => {
+    const metricsPort = await freePort();
+    for (const env of [{}, { METRICS_PORT: String(metricsPort) }] as Record<string, string>[]) {
+      const t = await createTestApp(env);
+      try {
+        for (const authorization of [undefined, 'Bearer anything-at-all', `Bearer ${TEST_ADMIN_TOKEN}`]) {
+          const answer = request(t.http).get('/metrics');
+          if (authorization) answer.set('Authorization', authorization);
+          const refused = await answer;
+          expectApiError(refused, 404, 'NOT_FOUND');
+          expect(refused.text).not.toContain('# TYPE');
+        }
+        const document = await request(t.http).get('/docs-json').expect(200);
+        expect(Object.keys(document.body.paths)).not.toContain('/metrics');
+      } finally {
+        await t.close();
+      }
+    }
+  });
+});
+
+describe('the internal metrics listener (METRICS_PORT)', () => {
+  let t: TestApp;
+  let port: number;
+  let closed = false;
+
+  beforeAll(async () => {
+    port = await freePort();
+    t = await createTestApp({ METRICS_PORT: String(port), METRICS_TOKEN: TEST_METRICS_TOKEN });
+  });
+  afterAll(async () => {
+    if (!closed) await t.close();
+  });
+
+  it('serves GET and HEAD /metrics without a token, and nothing else', async () => {
+    const scraped = await internal(port, 'GET', '/metrics');
+    expect(scraped.status).toBe(200);
+    expect(scraped.headers.get('content-type')).toMatch(/^text\/plain;.*version=0\.0\.4/);
+    expect(scraped.headers.get('cache-control')).toBe('no-store');
+    expect(scraped.text).toContain('# TYPE flagstore_config_polls_total counter');
+    expect(await internal(port, 'GET', '/metrics?debug=1')).toMatchObject({ status: 200 });
+    expect(await internal(port, 'HEAD', '/metrics')).toMatchObject({ status: 200, text: '' });
+
+    const post = await internal(port, 'POST', '/metrics');
+    expect(post).toMatchObject({ status: 405 });
+    expect(post.headers.get('allow')).toBe('GET, HEAD');
+    for (const path of ['/', '/health', '/v1/flags', '/docs-json', '/metrics/x', '/v1/admin/organizations']) {
+      expect({ path, status: (await internal(port, 'GET', path)).status }).toEqual({ path, status: 404 });
+    }
+  });
+
+  it('leaves the public listener its own rule: with METRICS_TOKEN, /metrics there needs the token', async () => {
+    await request(t.http).get('/metrics').expect(401);
+    await request(t.http).get('/metrics').set('Authorization', `Bearer ${TEST_METRICS_TOKEN}`).expect(200);
+  });
+
+  it('closes with the app', async () => {
+    closed = true;
+    await t.close();
+    await expect(fetch(`http://127.0.0.1:${port}/metrics`)).rejects.toThrow();
   });
 });
 
@@ -147,6 +220,15 @@ describe('metrics with METRICS_TOKEN', () => {
     const scraped = await request(t.http).get('/metrics').set('Authorization', `Bearer ${TOKEN}`).expect(200);
     expect(scraped.text).toContain('# TYPE flagstore_config_polls_total counter');
     expect(scraped.text).not.toContain(TOKEN);
+  });
+
+  it('documents the route with its bearer token in the OpenAPI document', async () => {
+    const document = await request(t.http).get('/docs-json').expect(200);
+    const operation = document.body.paths['/metrics'].get;
+    expect(operation.security).toEqual([{ metricsToken: [] }]);
+    expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['200', '401']));
+    expect(operation.description).toMatch(/METRICS_TOKEN/);
+    expect(document.body.components.securitySchemes.metricsToken).toMatchObject({ type: 'http', scheme: 'bearer' });
   });
 
   it('keeps health open', async () => {

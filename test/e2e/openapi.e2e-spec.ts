@@ -31,15 +31,16 @@ const FLAG_OPERATIONS: [string, string, string[]][] = [
   ['get', '/v1/flags/audit', ['200', '400', '401', '403', '429', ...ANY]],
 ];
 
+// Every admin route can answer 429: wrong admin tokens spend their address's budget of failed authentications.
 const ADMIN_OPERATIONS: [string, string, string[]][] = [
-  ['post', '/v1/admin/organizations', ['201', '401', ...BODY]],
-  ['get', '/v1/admin/organizations', ['200', '400', '401', ...ANY]],
-  ['get', '/v1/admin/organizations/{orgId}', ['200', '400', '401', '404', ...ANY]],
-  ['patch', '/v1/admin/organizations/{orgId}', ['200', '401', '404', ...BODY]],
-  ['post', '/v1/admin/organizations/{orgId}/api-keys', ['201', '401', '404', ...BODY]],
-  ['delete', '/v1/admin/organizations/{orgId}/api-keys/{keyId}', ['204', '401', '404', ...BODY]],
-  ['post', '/v1/admin/organizations/{orgId}/subscriptions', ['201', '401', '404', ...BODY]],
-  ['delete', '/v1/admin/organizations/{orgId}/subscriptions/{subscriptionId}', ['204', '401', '404', ...BODY]],
+  ['post', '/v1/admin/organizations', ['201', '401', '429', ...BODY]],
+  ['get', '/v1/admin/organizations', ['200', '400', '401', '429', ...ANY]],
+  ['get', '/v1/admin/organizations/{orgId}', ['200', '400', '401', '404', '429', ...ANY]],
+  ['patch', '/v1/admin/organizations/{orgId}', ['200', '401', '404', '429', ...BODY]],
+  ['post', '/v1/admin/organizations/{orgId}/api-keys', ['201', '401', '404', '429', ...BODY]],
+  ['delete', '/v1/admin/organizations/{orgId}/api-keys/{keyId}', ['204', '401', '404', '429', ...BODY]],
+  ['post', '/v1/admin/organizations/{orgId}/subscriptions', ['201', '401', '404', '429', ...BODY]],
+  ['delete', '/v1/admin/organizations/{orgId}/subscriptions/{subscriptionId}', ['204', '401', '404', '429', ...BODY]],
 ];
 
 describe('OpenAPI document', () => {
@@ -205,9 +206,9 @@ describe('OpenAPI document', () => {
       expect(Object.keys(schemas.ApiKeyDto.properties!).sort()).toEqual(['createdAt', 'id', 'name', 'permissions', 'revokedAt']);
     });
 
-    it('names the bearer formats truthfully: opaque fsk_ API keys and an opaque admin token, never JWT', () => {
+    it('names the bearer formats truthfully: opaque fsk_ API keys, an opaque admin token and metrics token, never JWT', () => {
       const bearers = Object.entries(securitySchemes).filter(([, scheme]) => scheme.type === 'http' && scheme.scheme === 'bearer');
-      expect(bearers.map(([name]) => name).sort()).toEqual(['adminToken', 'apiKey']);
+      expect(bearers.map(([name]) => name).sort()).toEqual(['adminToken', 'apiKey', 'metricsToken']);
       for (const [name, scheme] of bearers) {
         expect({ name, bearerFormat: scheme.bearerFormat }).toEqual({ name, bearerFormat: expect.stringMatching(/\S/) });
         expect({ name, bearerFormat: scheme.bearerFormat }).not.toEqual({ name, bearerFormat: expect.stringMatching(/jwt/i) });

@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, posix, relative, resolve } from 'node:path';
 import * as ts from 'typescript';
 import { parse } from 'yaml';
@@ -121,6 +123,42 @@ export function resolvedEnvironment(service: ComposeService, variables: Record<s
 /** Every `${…}` variable the whole file refers to, with the operators it is used with. */
 export function allReferences(): VariableReference[] {
   return referencesIn(readFileSync(join(DOCKER_DIR, 'compose.yml'), 'utf8').replace(/^\s*#.*$/gm, ''));
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * init-env.sh and the .env it writes
+ * ---------------------------------------------------------------------------------------------------------- */
+
+export const INIT_ENV_SCRIPT = join(DOCKER_DIR, 'init-env.sh');
+
+/** Runs docker/init-env.sh as a user would (`sh`, no Node), writing `target`; its stdout. */
+export function runInitEnv(target: string): string {
+  return execFileSync('sh', [INIT_ENV_SCRIPT, target], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+}
+
+/** A .env file as Compose reads it: `NAME=value` lines; blank lines and `#` comments skipped; quotes kept. */
+export function parseEnvFile(text: string): Record<string, string> {
+  const entries = text
+    .split('\n')
+    .filter((line) => line.trim() !== '' && !line.trimStart().startsWith('#'))
+    .map((line): [string, string] => {
+      const at = line.indexOf('=');
+      if (at < 0) throw new Error(`not NAME=value: ${line}`);
+      return [line.slice(0, at).trim(), line.slice(at + 1)];
+    });
+  return Object.fromEntries(entries);
+}
+
+/** The variables a fresh `docker/init-env.sh` writes (into a directory of its own, removed afterwards). */
+export function initEnvVariables(): Record<string, string> {
+  const dir = mkdtempSync(join(tmpdir(), 'flagstore-init-env-'));
+  try {
+    const target = join(dir, '.env');
+    runInitEnv(target);
+    return parseEnvFile(readFileSync(target, 'utf8'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /* ------------------------------------------------------------------------------------------------------------

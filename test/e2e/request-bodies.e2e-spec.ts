@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { api, createFlag } from '../factories/flags.factory';
 import { bearer } from '../factories/organizations.factory';
+import { rawRequest } from '../factories/storage.factory';
 import { expectApiError, expectStorageError } from '../support/expect-error';
 import { useTestApp } from '../support/test-suite';
 
@@ -58,6 +59,30 @@ describe('request bodies', () => {
       .send({ key: 'big', name: 'n', type: 'string', value: 'x'.repeat(300 * 1024) })
       .expect(413);
     expect(response.body).toMatchObject({ statusCode: 413, error: 'PAYLOAD_TOO_LARGE' });
+  });
+
+  it.each([
+    ['a flag route', 'POST', '/flags', 'api'],
+    ['the storage API', 'DELETE', '/storage/purge', 'storage'],
+  ])('answers a declared Content-Length over the limit on %s with 413 at once, without reading the body', async (_case, method, path, shape) => {
+    await uploadOne();
+    // 1 GB declared, a few bytes sent: the answer must not wait for the rest (HTTP_REQUEST_TIMEOUT_SECONDS is 30 s here).
+    const sent = rawRequest(t, method, `${t.config.urls.baseUrl}${path}`, {
+      ...bearer(org.key),
+      'Content-Type': 'application/json',
+      'Content-Length': String(1024 ** 3),
+    });
+    await sent.write(Buffer.from('{"dryRun":'));
+    const started = Date.now();
+    const answer = await Promise.race([sent.answer, new Promise<null>((resolve) => setTimeout(() => resolve(null), 5_000))]);
+    sent.abort();
+    expect(answer).not.toBeNull();
+    expect(Date.now() - started).toBeLessThan(5_000);
+    if (shape === 'api') expectApiError(answer!, 413, 'PAYLOAD_TOO_LARGE', /^Request body must be at most 256kb$/);
+    else expectStorageError(answer!, 413, 'PAYLOAD_TOO_LARGE', /^Request body must be at most 256kb$/);
+    // The connection is not kept for a body nobody will read.
+    expect(answer!.headers.connection).toBe('close');
+    expect(await storedFiles()).toBe(1);
   });
 
   it('answers unknown storage routes in the storage shape and others in the API shape', async () => {

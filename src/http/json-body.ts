@@ -18,9 +18,12 @@ export function jsonBody(isRawBodyPath: (path: string) => boolean) {
     if (BODYLESS_METHODS.has(request.method) || isRawBodyPath(request.path)) return next();
     // body-parser sees a declared length over the limit at once too, but reads the whole body before it
     // answers (up to HTTP_REQUEST_TIMEOUT_SECONDS of a 1 GB upload nobody wants): answered now, and the
-    // connection closed after the answer rather than kept to drain the rest.
+    // connection closed after the answer rather than kept to drain the rest. Once answered, Node no longer ties
+    // the request to its connection, so the request is ended here (as a 408 ends it: http-timeouts.ts), and
+    // nothing (the request timeout included) waits for the rest of its body.
     if (declaredLength(request) > JSON_BODY_LIMIT_BYTES) {
       response.setHeader('Connection', 'close');
+      response.once('finish', () => request.destroy());
       return next(tooLarge());
     }
     parse(request, response, (error?: unknown) => {

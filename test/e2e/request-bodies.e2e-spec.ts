@@ -14,6 +14,17 @@ describe('request bodies', () => {
     return rows[0].n;
   }
 
+  /** What `answer` resolves to if it does within `ms`, else null. */
+  async function within<T>(ms: number, answer: Promise<T>): Promise<T | null> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)));
+    try {
+      return await Promise.race([answer, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   async function uploadOne(): Promise<void> {
     const signed = await request(t.http).get('/v1/storage/signed-url?contentType=image/png&size=3').set(bearer(org.key)).expect(200);
     await request(signed.body.url).put('').set('Content-Type', 'image/png').send(Buffer.from('abc')).expect(200);
@@ -74,7 +85,7 @@ describe('request bodies', () => {
     });
     await sent.write(Buffer.from('{"dryRun":'));
     const started = Date.now();
-    const answer = await Promise.race([sent.answer, new Promise<null>((resolve) => setTimeout(() => resolve(null), 5_000))]);
+    const answer = await within(5_000, sent.answer);
     sent.abort();
     expect(answer).not.toBeNull();
     expect(Date.now() - started).toBeLessThan(5_000);
@@ -83,6 +94,19 @@ describe('request bodies', () => {
     // The connection is not kept for a body nobody will read.
     expect(answer!.headers.connection).toBe('close');
     expect(await storedFiles()).toBe(1);
+  });
+
+  it("leaves upload bodies to the upload's own limits: past the signed size at once, past the JSON limit freely", async () => {
+    const small = await request(t.http).get('/v1/storage/signed-url?contentType=image/png&size=3').set(bearer(org.key)).expect(200);
+    const sent = rawRequest(t, 'PUT', small.body.url, { 'Content-Type': 'image/png', 'Content-Length': String(1024 ** 3) });
+    await sent.write(Buffer.from('abc'));
+    const answer = await within(5_000, sent.answer);
+    sent.abort();
+    expect(answer).not.toBeNull();
+    expectStorageError(answer!, 413, 'PAYLOAD_TOO_LARGE', /3 bytes/);
+    const size = 300 * 1024;
+    const large = await request(t.http).get(`/v1/storage/signed-url?contentType=image/png&size=${size}`).set(bearer(org.key)).expect(200);
+    await request(large.body.url).put('').set('Content-Type', 'image/png').send(Buffer.alloc(size)).expect(200);
   });
 
   it('answers unknown storage routes in the storage shape and others in the API shape', async () => {

@@ -1,7 +1,8 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER } from '@nestjs/core';
+import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
 import { AuthModule } from '../auth/auth.module';
 import { ApiExceptionFilter } from '../http/api-exception.filter';
+import { UnknownQueryParameters } from '../http/query-parameters';
 import { InvalidationBusModule } from '../invalidation/invalidation-bus';
 import { ChangeFeedModule } from '../invalidation/change-feed';
 import { RedisModule } from '../redis/redis.module';
@@ -47,7 +48,11 @@ export class AppModule {
         HealthModule,
         MetricsModule.forRoot(config),
       ],
-      providers: [{ provide: APP_FILTER, useValue: new ApiExceptionFilter(SURFACES) }],
+      providers: [
+        { provide: APP_FILTER, useValue: new ApiExceptionFilter(SURFACES) },
+        // Global interceptors run before any a route names (FlagWriteInterceptor's transaction included).
+        { provide: APP_INTERCEPTOR, useValue: new UnknownQueryParameters(SURFACES) },
+      ],
     };
   }
 }

@@ -4,6 +4,7 @@ import { ApiHeader, ApiNotModifiedResponse, ApiOkResponse, ApiOperation, ApiTags
 import type { Request } from 'express';
 import { CurrentPrincipal, RequirePermission } from '../auth/auth.decorators';
 import { Principal } from '../auth/principal';
+import { IgnoresUnknownQueryParameters } from '../http/query-parameters';
 import { CONFIG_CACHE_CONTROL } from './config-payload';
 import { RateLimit } from '../rate-limit/rate-limit.guard';
 import { RateLimitBudget } from '../rate-limit/rate-limiter';
@@ -32,11 +33,14 @@ export class FlagConfigController {
       'RATE_LIMITED: more than CONFIG_RATE_LIMIT_PER_MINUTE polls a minute with this key, or more than AUTH_FAILURES_PER_MINUTE requests without a valid key from this address',
   })
   @RateLimit(RateLimitBudget.CONFIG)
+  // Game clients may add a cache-busting parameter; the lean poll (FlagConfigPoll) never reads the query either.
+  @IgnoresUnknownQueryParameters()
   @ApiOperation({
     summary: 'The config payload servers poll: every non-archived flag, ordered by key',
     description:
       'Send the last ETag in If-None-Match (W/"h", "h", h, a comma-separated list, or *) to get 304 when nothing changed. ' +
-      'Limited to CONFIG_RATE_LIMIT_PER_MINUTE (1200) requests per minute per API key. Server-scoped flags are included: never forward them to clients.',
+      'Limited to CONFIG_RATE_LIMIT_PER_MINUTE (1200) requests per minute per API key. Server-scoped flags are included: never forward them to clients. ' +
+      'Query parameters are ignored (a cache-busting one is harmless).',
   })
   @ApiHeader({ name: 'If-None-Match', required: false, description: 'A previously received ETag' })
   @ApiOkResponse({ type: ConfigPayloadDto, headers: VALIDATOR_HEADERS, example: CONFIG_PAYLOAD_EXAMPLE })

@@ -11,7 +11,8 @@ export const AUDIT_EXPORT_MEDIA_TYPES: Record<AuditExportFormat, { mediaType: st
 
 /**
  * The export's text, a batch at a time: NDJSON (one entry per line, as the audit page shows it) or CSV
- * (RFC 4180: a header row, CRLF line ends, fields quoted when they hold a quote, a comma or a line break).
+ * (RFC 4180: a header row, CRLF line ends, fields quoted when they hold a quote, a comma or a line break; a
+ * cell that a spreadsheet would run as a formula starts with `'`).
  */
 export async function* auditExportText(batches: AsyncIterable<FeatureFlagAuditEntryDto[]>, format: AuditExportFormat): AsyncGenerator<string> {
   const line = format === 'csv' ? csvLine : (entry: FeatureFlagAuditEntryDto) => `${JSON.stringify(entry)}\n`;
@@ -47,8 +48,19 @@ function csvLine(entry: FeatureFlagAuditEntryDto): string {
   return `${AUDIT_CSV_COLUMNS.map((column) => csvField(cells[column])).join(',')}\r\n`;
 }
 
-/** One CSV field: null is empty; a field holding a quote, comma, CR or LF is quoted, its quotes doubled. */
+/**
+ * A cell a spreadsheet would run as a formula: OWASP's CSV injection list (= + - @, and tab or CR, which some
+ * spreadsheets skip before reading one of those). No column can start so today (keys, ids, instants, actions,
+ * JSON objects), but a column added tomorrow, or a rule loosened, must not make the export an attack.
+ */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/**
+ * One CSV field: null is empty; a cell that would start a formula gets a leading `'` (OWASP's advice: shown as
+ * text, and the rest of the cell is kept); a field holding a quote, comma, CR or LF is quoted, its quotes doubled.
+ */
 function csvField(value: string | null): string {
   if (value === null) return '';
-  return /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
+  const cell = FORMULA_START.test(value) ? `'${value}` : value;
+  return /[",\r\n]/.test(cell) ? `"${cell.replace(/"/g, '""')}"` : cell;
 }

@@ -42,7 +42,8 @@ export class AuditController {
     summary: 'Every matching audit entry, oldest first, streamed as NDJSON or CSV',
     description:
       'Takes the filters of the audit page. NDJSON: one entry per line, as the page shows it. CSV (RFC 4180, CRLF): a header ' +
-      `row, then the columns ${AUDIT_CSV_COLUMNS.join(', ')}; before and after are compact JSON, empty when null. ` +
+      `row, then the columns ${AUDIT_CSV_COLUMNS.join(', ')}; before and after are compact JSON, empty when null; a cell that ` +
+      "would start with = + - @, a tab or a CR (a spreadsheet formula) starts with ' instead. " +
       'Served as an attachment; the whole log is never held in memory.',
   })
   @ApiOkResponse({

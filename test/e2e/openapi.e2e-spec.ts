@@ -19,7 +19,8 @@ const ANY = ['500', '503'];
 const BODY = ['400', '408', '413', '415', ...ANY];
 
 // Every flag and admin endpoint, with every status it can answer: the document must list each one. Every
-// API-key route can answer 429 (its key's budget, or its address's failed authentications).
+// API-key route can answer 429 (its key's budget, or its address's failed authentications), and every one but
+// the config poll 400 (a query parameter it does not take).
 const FLAG_OPERATIONS: [string, string, string[]][] = [
   ['post', '/v1/flags', ['201', '401', '403', '409', '429', ...BODY]],
   ['get', '/v1/flags', ['200', '400', '401', '403', '429', ...ANY]],
@@ -27,7 +28,7 @@ const FLAG_OPERATIONS: [string, string, string[]][] = [
   ['patch', '/v1/flags/{flagId}', ['200', '401', '403', '404', '409', '429', ...BODY]],
   ['delete', '/v1/flags/{flagId}', ['204', '401', '403', '404', '429', ...BODY]],
   ['get', '/v1/flags/config', ['200', '304', '401', '403', '429', ...ANY]],
-  ['get', '/v1/flags/quota', ['200', '401', '403', '429', ...ANY]],
+  ['get', '/v1/flags/quota', ['200', '400', '401', '403', '429', ...ANY]],
   ['get', '/v1/flags/audit', ['200', '400', '401', '403', '429', ...ANY]],
 ];
 

@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { api, createFlag } from '../factories/flags.factory';
 import { bearer } from '../factories/organizations.factory';
+import { rawRequest } from '../factories/storage.factory';
 import { expectApiError, expectStorageError } from '../support/expect-error';
 import { useTestApp } from '../support/test-suite';
 
@@ -11,6 +12,17 @@ describe('request bodies', () => {
   async function storedFiles(): Promise<number> {
     const { rows } = await t.db.query('SELECT count(*)::int AS n FROM storage_items WHERE organization_id = $1', [org.id]);
     return rows[0].n;
+  }
+
+  /** What `answer` resolves to if it does within `ms`, else null. */
+  async function within<T>(ms: number, answer: Promise<T>): Promise<T | null> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)));
+    try {
+      return await Promise.race([answer, late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async function uploadOne(): Promise<void> {
@@ -58,6 +70,43 @@ describe('request bodies', () => {
       .send({ key: 'big', name: 'n', type: 'string', value: 'x'.repeat(300 * 1024) })
       .expect(413);
     expect(response.body).toMatchObject({ statusCode: 413, error: 'PAYLOAD_TOO_LARGE' });
+  });
+
+  it.each([
+    ['a flag route', 'POST', '/flags', 'api'],
+    ['the storage API', 'DELETE', '/storage/purge', 'storage'],
+  ])('answers a declared Content-Length over the limit on %s with 413 at once, without reading the body', async (_case, method, path, shape) => {
+    await uploadOne();
+    // 1 GB declared, a few bytes sent: the answer must not wait for the rest (HTTP_REQUEST_TIMEOUT_SECONDS is 30 s here).
+    const sent = rawRequest(t, method, `${t.config.urls.baseUrl}${path}`, {
+      ...bearer(org.key),
+      'Content-Type': 'application/json',
+      'Content-Length': String(1024 ** 3),
+    });
+    await sent.write(Buffer.from('{"dryRun":'));
+    const started = Date.now();
+    const answer = await within(5_000, sent.answer);
+    sent.abort();
+    expect(answer).not.toBeNull();
+    expect(Date.now() - started).toBeLessThan(5_000);
+    if (shape === 'api') expectApiError(answer!, 413, 'PAYLOAD_TOO_LARGE', /^Request body must be at most 256kb$/);
+    else expectStorageError(answer!, 413, 'PAYLOAD_TOO_LARGE', /^Request body must be at most 256kb$/);
+    // The connection is not kept for a body nobody will read.
+    expect(answer!.headers.connection).toBe('close');
+    expect(await storedFiles()).toBe(1);
+  });
+
+  it("leaves upload bodies to the upload's own limits: past the signed size at once, past the JSON limit freely", async () => {
+    const small = await request(t.http).get('/v1/storage/signed-url?contentType=image/png&size=3').set(bearer(org.key)).expect(200);
+    const sent = rawRequest(t, 'PUT', small.body.url, { 'Content-Type': 'image/png', 'Content-Length': String(1024 ** 3) });
+    await sent.write(Buffer.from('abc'));
+    const answer = await within(5_000, sent.answer);
+    sent.abort();
+    expect(answer).not.toBeNull();
+    expectStorageError(answer!, 413, 'PAYLOAD_TOO_LARGE', /3 bytes/);
+    const size = 300 * 1024;
+    const large = await request(t.http).get(`/v1/storage/signed-url?contentType=image/png&size=${size}`).set(bearer(org.key)).expect(200);
+    await request(large.body.url).put('').set('Content-Type', 'image/png').send(Buffer.alloc(size)).expect(200);
   });
 
   it('answers unknown storage routes in the storage shape and others in the API shape', async () => {

@@ -30,4 +30,30 @@ describe('StreamTokens', () => {
     expect(tokens.verify(forged, now)).toBeNull();
     for (const bad of ['', 'x', 'a.b', `${token}.x`, token.slice(0, -2), 'é.é']) expect(tokens.verify(bad, now)).toBeNull();
   });
+
+  it('accepts only the spelling it issued: other base64 spellings of the same bytes are refused', () => {
+    const token = tokens.sign(organizationId, keyId, now);
+    expect(tokens.verify(token, now)).not.toBeNull();
+    const [encoded, signature] = token.split('.');
+    // The same bytes as standard base64 (+ and /), with padding, or with bits the last character holds beyond them.
+    const standard = (part: string) => Buffer.from(part, 'base64url').toString('base64');
+    const lastChar = signature.at(-1)!;
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    // 32 bytes are 43 characters, the last holding 4 bits: the 2 bits below them do not change the bytes.
+    const sibling = alphabet[alphabet.indexOf(lastChar) ^ 1];
+    expect(Buffer.from(signature.slice(0, -1) + sibling, 'base64url').equals(Buffer.from(signature, 'base64url'))).toBe(true);
+    const spellings = [
+      `${encoded}.${signature.slice(0, -1)}${sibling}`,
+      `${encoded}.${signature}=`,
+      `${encoded}=.${signature}`,
+      `${standard(encoded)}.${standard(signature)}`,
+      `${encoded}.${signature.slice(0, 10)} ${signature.slice(10)}`,
+      `${encoded}.${signature.slice(0, 10)}!${signature.slice(10)}`,
+      `${encoded.slice(0, 8)}\n${encoded.slice(8)}.${signature}`,
+    ];
+    for (const spelling of spellings) {
+      expect(spelling).not.toBe(token);
+      expect(tokens.verify(spelling, now)).toBeNull();
+    }
+  });
 });

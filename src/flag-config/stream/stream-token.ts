@@ -40,8 +40,10 @@ export class StreamTokens {
   verify(token: string, nowMs: number): StreamGrant | null {
     const [encoded, signature, extra] = token.split('.');
     if (!encoded || !signature || extra !== undefined || token.length > 300) return null;
-    const payload = Buffer.from(encoded, 'base64url').toString('utf8');
-    const given = Buffer.from(signature, 'base64url');
+    const payloadBytes = canonicalBase64url(encoded);
+    const given = canonicalBase64url(signature);
+    if (!payloadBytes || !given) return null;
+    const payload = payloadBytes.toString('utf8');
     const expected = this.signature(payload);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
     const [organizationId, keyId, expiry] = payload.split('.');
@@ -53,6 +55,17 @@ export class StreamTokens {
   private signature(payload: string): Buffer {
     return createHmac('sha256', this.key).update(payload).digest();
   }
+}
+
+/**
+ * The bytes of `text` when it is exactly how base64url spells them (no padding, no `+` or `/`, no stray
+ * characters, no bits set past the last byte), else null. Node's decoder accepts all of those and the signature
+ * is compared as bytes, so without this one issued token would be accepted in many spellings: a token is the
+ * exact text that was issued, nothing that merely decodes to the same bytes.
+ */
+function canonicalBase64url(text: string): Buffer | null {
+  const bytes = Buffer.from(text, 'base64url');
+  return bytes.toString('base64url') === text ? bytes : null;
 }
 
 /** The deployment's StreamTokens (keyed from UPLOAD_SIGNING_SECRET, or the secret generated into DATA_DIR). */

@@ -1,16 +1,12 @@
 import { ApiProperty, ApiPropertyOptions } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsOptional, IsString, IsUUID, Length, Matches, ValidateIf } from 'class-validator';
-import { CharLength } from '../../common/validation';
+import { CharLength, KeepJsonAsSent } from '../../common/validation';
 import { FLAG_KEY_PATTERN, FLAG_RUNTIMES, FLAG_TYPES, FlagRuntime, FlagType } from '../flag.model';
 import { IsFlagValue, Immutable, SentWith } from './flag-value.validators';
 import { JSON_VALUE_SCHEMA } from './json-value.schema';
 
 const TYPE_MESSAGE = `type must be one of ${FLAG_TYPES.join(', ')}`;
 const RUNTIME_MESSAGE = `runtime must be one of ${FLAG_RUNTIMES.join(', ')}`;
-
-// class-transformer would rebuild a JSON value as class instances; keep exactly what the client sent.
-const KeepRawValue = () => Transform(({ obj }) => (obj as { value?: unknown }).value, { toClassOnly: true });
 
 export class CreateFlagDto {
   @ApiProperty({ minLength: 1, maxLength: 64, pattern: FLAG_KEY_PATTERN.source, example: 'double-xp-weekend' })
@@ -37,7 +33,7 @@ export class CreateFlagDto {
   type: FlagType;
 
   @ApiProperty({ ...JSON_VALUE_SCHEMA, required: true } as ApiPropertyOptions)
-  @KeepRawValue()
+  @KeepJsonAsSent()
   @IsFlagValue()
   value: unknown;
 
@@ -76,7 +72,7 @@ export class UpdateFlagDto {
   type?: FlagType;
 
   @ApiProperty({ ...JSON_VALUE_SCHEMA, required: false, description: 'Must be sent together with type' } as ApiPropertyOptions)
-  @KeepRawValue()
+  @KeepJsonAsSent()
   @ValidateIf((dto: UpdateFlagDto) => dto.value !== undefined)
   @SentWith('type')
   @IsFlagValue()

@@ -75,8 +75,10 @@ async function bootstrap(): Promise<void> {
 }
 
 void bootstrap().catch((error: unknown) => {
-  // A database the operator has to set up differently is said in one message, without a stack trace.
-  const report = error instanceof DatabaseSetupError ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
+  // A database the operator has to set up differently (or that another process runs) is said in one message with
+  // its code, as the CLI says it, without a stack trace.
+  const report =
+    error instanceof DatabaseSetupError ? `${error.code}: ${error.message}` : error instanceof Error ? (error.stack ?? error.message) : String(error);
   new Logger('Bootstrap').error(report);
   process.exit(1);
 });

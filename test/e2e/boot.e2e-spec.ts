@@ -1,4 +1,5 @@
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../src/common/free-port';
@@ -96,4 +97,70 @@ describe('booting the service', () => {
       rmSync(ownDataDir, { recursive: true, force: true });
     }
   });
+
+  it('stops with a message naming the port and HOST when the port is in use, its database stopped', async () => {
+    const ownDataDir = mkdtempSync(join(tmpdir(), 'flagstore-boot-port-'));
+    chmodSync(ownDataDir, 0o711);
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    const running = start({ DATA_DIR: ownDataDir, PORT: String(port), HOST: '127.0.0.1' });
+    try {
+      const outcome = await Promise.race([running.exited, pause(60_000).then(() => 'still running')]);
+      expect(outcome).toBe(1);
+      const refusal = logLines(running.output()).find((line) => line.context === 'Bootstrap' && line.level === 50);
+      expect(refusal?.msg).toContain('PORT_IN_USE');
+      expect(refusal?.msg).toContain(`HOST=127.0.0.1, PORT=${port}`);
+      expect(refusal?.msg).toMatch(/in use by another process/);
+      // Nothing is left running behind the failed boot: the embedded PostgreSQL was stopped before the exit.
+      expect(await runningPostmaster(join(ownDataDir, 'postgres'))).toBeNull();
+    } finally {
+      if (running.process.exitCode === null) await stopService(running);
+      await new Promise((resolve) => taken.close(resolve));
+      rmSync(ownDataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('writes its boot log as JSON lines, naming only routes that exist', async () => {
+    const ownDataDir = mkdtempSync(join(tmpdir(), 'flagstore-boot-log-'));
+    chmodSync(ownDataDir, 0o711);
+    const port = await freePort();
+    const running = start({ DATA_DIR: ownDataDir, PORT: String(port), HOST: '127.0.0.1' });
+    try {
+      await waitForHealth(port, running);
+    } finally {
+      expect(await stopService(running)).toBe(0);
+      rmSync(ownDataDir, { recursive: true, force: true });
+    }
+    // Every line, the embedded database's from before the app existed included, is JSON with a time and a level.
+    const lines = logLines(running.output());
+    expect(lines.every((line) => typeof line.time === 'string' && typeof line.level === 'number')).toBe(true);
+    expect(lines).toContainEqual(expect.objectContaining({ context: 'Database', msg: expect.stringMatching(/^Embedded PostgreSQL running from /) }));
+    // Each path named in braces is a route the app serves, as mapped: /health, not {/v1/health}.
+    const mapped = new Set(lines.flatMap((line) => /^Mapped \{([^,]+), [A-Z]+\} route$/.exec(line.msg)?.[1] ?? []));
+    expect([...mapped]).toEqual(expect.arrayContaining(['/health', '/health/ready', '/metrics', '/v1/flags', '/v1/flags/:flagId']));
+    const named = lines.flatMap((line) => [...line.msg.matchAll(/\{(\/[^,}]*)/g)].map((match) => match[1]));
+    expect(named.filter((path) => !mapped.has(path))).toEqual([]);
+  });
 });
+
+interface LogLine {
+  level: number;
+  time: string;
+  msg: string;
+  context?: string;
+}
+
+/** The output, line by line, each parsed as JSON: a line that is not JSON fails the test, naming it. */
+function logLines(output: string): LogLine[] {
+  return output
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => {
+      try {
+        return JSON.parse(line) as LogLine;
+      } catch {
+        throw new Error(`Not a JSON line: ${line}`);
+      }
+    });
+}

@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app/app.module';
 import { configureApp } from './app/app.setup';
+import { shutDown, shutdownBudget } from './app/shutdown';
 import { writeApiError } from './http/error-response';
 import { HttpDrain } from './http/http-drain';
 import { explainListenFailure, ListenError } from './http/listen-error';
@@ -39,9 +40,11 @@ async function bootstrap(): Promise<void> {
     app.useLogger(new NestJsonLogger(app.get(ROOT_LOGGER)));
     await serve(app, config, database);
   } catch (error) {
-    // Nothing is left running behind a failed boot: the app's connections and timers, then the embedded database.
-    await app?.close().catch(() => undefined);
-    await database.close().catch(() => undefined);
+    // Nothing is left running behind a failed boot: the app's connections and timers, then the embedded database,
+    // within the grace period as at a shutdown.
+    const closing = app;
+    const steps = { drain: async () => undefined, closeApp: async () => closing?.close(), stopDatabase: (ms: number) => database.close(ms) };
+    await shutDown(steps, shutdownBudget(config.shutdownGraceSeconds * 1000, 0), logger);
     throw error;
   }
 }
@@ -66,22 +69,31 @@ async function serve(app: NestExpressApplication, config: AppConfig, database: O
     process.removeAllListeners(signal);
     process.once(signal, () => {
       logger.log(`${signal} received: draining connections, then shutting down`);
+      // Whatever a step does (a database that never answers), the process is gone when the grace period ends.
+      setTimeout(() => {
+        logger.error(`Shutdown did not end within SHUTDOWN_GRACE_SECONDS (${config.shutdownGraceSeconds} s): exiting now`);
+        process.exit(1);
+      }, graceMs).unref();
       // Idle keep-alive connections are left to be used once more (answered with Connection: close) or to
       // time out, as the server would time them out anyway, before it stops accepting.
-      const drainMs = Math.min(server.keepAliveTimeout + 1_000, graceMs * 0.8);
+      const budget = shutdownBudget(graceMs, server.keepAliveTimeout);
       // Streams never end by themselves: they end now, with a retry: hint, and their clients reconnect elsewhere.
       app.get(ConfigStreamHub).closeAll();
-      void drain
-        .drain({ drainMs, fenceMs: 500, graceMs })
-        .then(() => app.close())
-        .then(() => database.close())
-        .then(
-          () => process.exit(0),
-          (error: unknown) => {
-            logger.error(`Shutdown failed: ${String(error)}`);
-            process.exit(1);
-          },
-        );
+      void shutDown(
+        {
+          drain: (timings) => drain.drain(timings),
+          closeApp: () => app.close(),
+          stopDatabase: (timeoutMs) => database.close(timeoutMs),
+        },
+        budget,
+        logger,
+      ).then(
+        () => process.exit(0),
+        (error: unknown) => {
+          logger.error(`Shutdown failed: ${String(error)}`);
+          process.exit(1);
+        },
+      );
     });
   }
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../src/common/free-port';
 import { runningPostmaster } from '../../src/database/embedded-postgres';
-import { startService as start, stopService, waitForHealth } from '../support/boot-service';
+import { logLines, startService as start, stopService, waitForHealth } from '../support/boot-service';
 
 /** A bound on a wait, which does not keep the test process alive once the wait is over. */
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
@@ -143,24 +143,3 @@ describe('booting the service', () => {
     expect(named.filter((path) => !mapped.has(path))).toEqual([]);
   });
 });
-
-interface LogLine {
-  level: number;
-  time: string;
-  msg: string;
-  context?: string;
-}
-
-/** The output, line by line, each parsed as JSON: a line that is not JSON fails the test, naming it. */
-function logLines(output: string): LogLine[] {
-  return output
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => {
-      try {
-        return JSON.parse(line) as LogLine;
-      } catch {
-        throw new Error(`Not a JSON line: ${line}`);
-      }
-    });
-}

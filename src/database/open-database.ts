@@ -9,7 +9,8 @@ export interface OpenDatabase {
   url: string;
   /** Migrations this call applied (empty when the schema was current). */
   applied: string[];
-  close(): Promise<void>;
+  /** Stops an embedded database within `timeoutMs` (embedded-postgres.ts); nothing to do for DATABASE_URL. */
+  close(timeoutMs?: number): Promise<void>;
 }
 
 /**
@@ -21,10 +22,10 @@ export async function openDatabase(config: AppConfig): Promise<OpenDatabase> {
   const logger = new Logger('Database');
   let embedded: EmbeddedPostgres | undefined;
   let closed = false;
-  const close = async () => {
+  const close = async (timeoutMs?: number) => {
     if (closed) return;
     closed = true;
-    await embedded?.stop();
+    await embedded?.stop(timeoutMs);
   };
   try {
     let url: string;

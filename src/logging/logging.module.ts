@@ -75,17 +75,21 @@ export function requestLogOptions(config: AppConfig): Options {
 /** The one pino logger of the app: request lines, and everything logged through Nest's Logger. */
 export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
 
+/** A pino logger as LOG_LEVEL and LOG_FORMAT say: the app's, and the boot's until the app's exists (main.ts). */
+export function rootLogger(log: AppConfig['log'], destination: NodeJS.WritableStream): PinoLogger {
+  return pino(
+    { level: log.level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime },
+    log.format === 'pretty' ? pinoPretty({ destination, colorize: false, singleLine: true }) : (destination as pino.DestinationStream),
+  );
+}
+
 @Module({
   imports: [LogDestinationModule],
   providers: [
     {
       provide: ROOT_LOGGER,
       inject: [APP_CONFIG, LOG_DESTINATION],
-      useFactory: (config: AppConfig, destination: NodeJS.WritableStream): PinoLogger =>
-        pino(
-          { level: config.log.level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime },
-          config.log.format === 'pretty' ? pinoPretty({ destination, colorize: false, singleLine: true }) : (destination as pino.DestinationStream),
-        ),
+      useFactory: (config: AppConfig, destination: NodeJS.WritableStream): PinoLogger => rootLogger(config.log, destination),
     },
   ],
   exports: [ROOT_LOGGER],

@@ -1,8 +1,13 @@
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../src/common/free-port';
-import { startService as start, waitForHealth } from '../support/boot-service';
+import { runningPostmaster } from '../../src/database/embedded-postgres';
+import { logLines, startService as start, stopService, waitForHealth } from '../support/boot-service';
+
+/** A bound on a wait, which does not keep the test process alive once the wait is over. */
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
 
 describe('booting the service', () => {
   let dataDir: string;
@@ -86,5 +91,83 @@ describe('booting the service', () => {
     }
     // A clean shutdown stops the embedded server too.
     expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+  });
+
+  it('refuses a second start on a DATA_DIR whose cluster a live server uses, and touches nothing', async () => {
+    const ownDataDir = mkdtempSync(join(tmpdir(), 'flagstore-boot-twice-'));
+    chmodSync(ownDataDir, 0o711);
+    const clusterDir = join(ownDataDir, 'postgres');
+    const [port, otherPort] = [await freePort(), await freePort()];
+    const first = start({ DATA_DIR: ownDataDir, PORT: String(port), HOST: '127.0.0.1' });
+    try {
+      await waitForHealth(port, first);
+      const postmaster = await runningPostmaster(clusterDir);
+      expect(postmaster).not.toBeNull();
+
+      const second = start({ DATA_DIR: ownDataDir, PORT: String(otherPort), HOST: '127.0.0.1' });
+      // Today's failure mode is a second server that stops the first one's database and serves: bounded wait.
+      const outcome = await Promise.race([second.exited, pause(45_000).then(() => 'still running')]);
+      if (outcome === 'still running') await stopService(second);
+      expect(outcome).toBe(1);
+      // The message names the rule, the cluster and the process that holds it.
+      expect(second.output()).toContain('DATABASE_IN_USE');
+      expect(second.output()).toContain(clusterDir);
+      expect(second.output()).toContain(`pid ${first.process.pid}`);
+      expect(second.output()).not.toMatch(/orphaned|Stopping/);
+
+      // The first server's database is the same process, and the first keeps serving.
+      expect(await runningPostmaster(clusterDir)).toBe(postmaster);
+      const ready = await fetch(`http://127.0.0.1:${port}/health/ready`);
+      expect(ready.status).toBe(200);
+      expect(first.process.exitCode).toBeNull();
+    } finally {
+      expect(await stopService(first)).toBe(0);
+      rmSync(ownDataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('stops with a message naming the port and HOST when the port is in use, its database stopped', async () => {
+    const ownDataDir = mkdtempSync(join(tmpdir(), 'flagstore-boot-port-'));
+    chmodSync(ownDataDir, 0o711);
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    const running = start({ DATA_DIR: ownDataDir, PORT: String(port), HOST: '127.0.0.1' });
+    try {
+      const outcome = await Promise.race([running.exited, pause(60_000).then(() => 'still running')]);
+      expect(outcome).toBe(1);
+      const refusal = logLines(running.output()).find((line) => line.context === 'Bootstrap' && line.level === 50);
+      expect(refusal?.msg).toContain('PORT_IN_USE');
+      expect(refusal?.msg).toContain(`HOST=127.0.0.1, PORT=${port}`);
+      expect(refusal?.msg).toMatch(/in use by another process/);
+      // Nothing is left running behind the failed boot: the embedded PostgreSQL was stopped before the exit.
+      expect(await runningPostmaster(join(ownDataDir, 'postgres'))).toBeNull();
+    } finally {
+      if (running.process.exitCode === null) await stopService(running);
+      await new Promise((resolve) => taken.close(resolve));
+      rmSync(ownDataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('writes its boot log as JSON lines, naming only routes that exist', async () => {
+    const ownDataDir = mkdtempSync(join(tmpdir(), 'flagstore-boot-log-'));
+    chmodSync(ownDataDir, 0o711);
+    const port = await freePort();
+    const running = start({ DATA_DIR: ownDataDir, PORT: String(port), HOST: '127.0.0.1' });
+    try {
+      await waitForHealth(port, running);
+    } finally {
+      expect(await stopService(running)).toBe(0);
+      rmSync(ownDataDir, { recursive: true, force: true });
+    }
+    // Every line, the embedded database's from before the app existed included, is JSON with a time and a level.
+    const lines = logLines(running.output());
+    expect(lines.every((line) => typeof line.time === 'string' && typeof line.level === 'number')).toBe(true);
+    expect(lines).toContainEqual(expect.objectContaining({ context: 'Database', msg: expect.stringMatching(/^Embedded PostgreSQL running from /) }));
+    // Each path named in braces is a route the app serves, as mapped: /health, not {/v1/health}.
+    const mapped = new Set(lines.flatMap((line) => /^Mapped \{([^,]+), [A-Z]+\} route$/.exec(line.msg)?.[1] ?? []));
+    expect([...mapped]).toEqual(expect.arrayContaining(['/health', '/health/ready', '/metrics', '/v1/flags', '/v1/flags/:flagId']));
+    const named = lines.flatMap((line) => [...line.msg.matchAll(/\{(\/[^,}]*)/g)].map((match) => match[1]));
+    expect(named.filter((path) => !mapped.has(path))).toEqual([]);
   });
 });

@@ -12,7 +12,7 @@ import { openDatabase } from '../../src/database/open-database';
 import { api, createFlag } from '../factories/flags.factory';
 import { admin, createOrganization, subscribe } from '../factories/organizations.factory';
 import { uploadFile } from '../factories/storage.factory';
-import { startService, stopService, waitForHealth } from '../support/boot-service';
+import { logLines, startService, stopService, waitForHealth } from '../support/boot-service';
 import { databaseUrlFor } from '../support/database-url';
 import { createTestApp, TestApp } from '../support/test-app';
 import { createTestDatabase, TEST_OWNER_ROLE, TEST_SERVICE_ROLE, TestDatabase } from '../support/test-database';
@@ -183,10 +183,9 @@ describe('booting on DATABASE_URL', () => {
       expect(await stopService(running)).toBe(0);
     }
     const role = new URL(process.env.TEST_PG_ADMIN_URL!).username;
-    const warnings = running
-      .output()
-      .split('\n')
-      .filter((line) => line.includes('connects to PostgreSQL as'));
+    const warnings = logLines(running.output())
+      .filter((line) => line.msg.includes('connects to PostgreSQL as'))
+      .map((line) => line.msg);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain(`The service connects to PostgreSQL as "${role}", a superuser`);
     expect(warnings[0]).toContain('DATABASE_MIGRATION_URL');

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { freePort } from '../../src/common/free-port';
 import { DatabaseSetupError } from '../../src/database/database-setup-error';
 import { assertPostgresCanReach } from '../../src/database/embedded-postgres';
-import { startService, stopService, waitForHealth } from '../support/boot-service';
+import { logLines, startService, stopService, waitForHealth } from '../support/boot-service';
 
 // As root, PostgreSQL runs as the system user `postgres`: only then can a folder be out of its reach.
 const asRoot = process.getuid?.() === 0;
@@ -31,15 +31,17 @@ const modeOf = (path: string) => statSync(path).mode & 0o7777;
     const port = await freePort();
     const running = startService({ DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1' });
     const code = await running.exited;
-    const output = running.output();
     expect(code).toBe(1);
-    expect(output).toContain(`"postgres" cannot enter the folder ${privateFolder}, on the way to DATA_DIR (${dataDir})`);
-    expect(output).toMatch(/run the service as a normal user/);
-    expect(output).toMatch(/choose a DATA_DIR and an install location/);
-    expect(output).toMatch(/set DATABASE_URL/);
-    expect(output).not.toMatch(/Unhandled 'error' event|EACCES|\n\s+at /);
     // One message, and no folder's mode was touched on the way.
-    expect(output.split('\n').filter((line) => /ERROR/.test(line))).toHaveLength(1);
+    const errors = logLines(running.output()).filter((line) => line.level >= 50);
+    expect(errors).toHaveLength(1);
+    const message = errors[0].msg;
+    expect(message).toContain(`"postgres" cannot enter the folder ${privateFolder}, on the way to DATA_DIR (${dataDir})`);
+    expect(message).toMatch(/run the service as a normal user/);
+    expect(message).toMatch(/choose a DATA_DIR and an install location/);
+    expect(message).toMatch(/set DATABASE_URL/);
+    expect(message).not.toMatch(/Unhandled 'error' event|EACCES|\n\s+at /);
+    expect(running.output()).not.toMatch(/Unhandled 'error' event|EACCES|\\n\s+at /);
     expect(modeOf(privateFolder)).toBe(0o700);
     expect(modeOf(root)).toBe(0o755);
     // Nothing was made: no cluster, not even DATA_DIR.

@@ -1,16 +1,19 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { get as httpGet, request as httpRequest } from 'node:http';
+import { Agent, get as httpGet, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { freePort } from '../../src/common/free-port';
 import { runningPostmaster } from '../../src/database/embedded-postgres';
 import { RunningService, startService, waitForHealth } from '../support/boot-service';
+import { eventually } from '../support/eventually';
+import { describeWithBinaries, postgresBinDir } from '../support/servers/binaries';
+import { signalWithChildren, startPostgresServer } from '../support/servers/postgres-server';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 
 const ADMIN_TOKEN = 'shutdown-test-admin-token-0123456789abcdef';
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
 
 /** SIGTERM on the real process (src/main.ts): what is in flight finishes, then the process exits 0. */
 describe('shutdown on SIGTERM', () => {
@@ -161,4 +164,137 @@ async function healthyWithoutKeepAlive(port: number, service: RunningService): P
     await pause(200);
   }
   throw new Error(`service did not become healthy:\n${service.output()}`);
+}
+
+/**
+ * SHUTDOWN_GRACE_SECONDS bounds the whole shutdown, whatever the database does: gone (killed, or a server that
+ * stopped) or never answering. A proxy's idle keep-alive connection is open, so the drain has its full part.
+ */
+describe('shutdown with the database gone', () => {
+  const GRACE_SECONDS = 4;
+  // What the test process adds around the service's own shutdown: delivering the signal and the exit.
+  const SLACK_MS = 750;
+
+  /** A keep-alive connection, used once and left open as a proxy leaves it. */
+  async function keepAliveConnection(port: number): Promise<Agent> {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    await new Promise<void>((resolve, reject) => {
+      httpGet({ host: '127.0.0.1', port, path: '/health/live', agent }, (response) => {
+        response.resume();
+        response.on('end', () => resolve());
+      }).on('error', reject);
+    });
+    return agent;
+  }
+
+  async function shutdownTime(service: RunningService): Promise<{ code: number | null; elapsedMs: number }> {
+    const started = Date.now();
+    service.process.kill('SIGTERM');
+    const code = await Promise.race([service.exited, pause(60_000).then(() => null)]);
+    return { code, elapsedMs: Date.now() - started };
+  }
+
+  it.each([
+    ['was killed', (pid: number) => (process.kill(pid, 'SIGKILL'), [])],
+    ['hangs', (pid: number) => signalWithChildren(pid, 'SIGSTOP')],
+  ])('ends within the grace period when the embedded PostgreSQL %s, and leaves no server behind', async (_what, fail) => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'flagstore-shutdown-gone-'));
+    chmodSync(dataDir, 0o711);
+    const clusterDir = join(dataDir, 'postgres');
+    const port = await freePort();
+    const service = startService({
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      SHUTDOWN_GRACE_SECONDS: String(GRACE_SECONDS),
+      LOG_LEVEL: 'warn',
+    });
+    let agent: Agent | undefined;
+    let frozen: number[] = [];
+    try {
+      await waitForHealth(port, service);
+      const postmaster = await runningPostmaster(clusterDir);
+      expect(postmaster).not.toBeNull();
+      frozen = fail(postmaster!);
+      await eventually(async () => (await fetch(`http://127.0.0.1:${port}/health/ready`)).status === 503, {
+        timeoutMs: 10_000,
+        what: 'readiness reporting the database down',
+      });
+      agent = await keepAliveConnection(port);
+
+      const { code, elapsedMs } = await shutdownTime(service);
+      expect(elapsedMs).toBeLessThan(GRACE_SECONDS * 1000 + SLACK_MS);
+      expect(code).toBe(0);
+      expect(await runningPostmaster(clusterDir)).toBeNull();
+    } finally {
+      agent?.destroy();
+      if (service.process.exitCode === null) service.process.kill('SIGKILL');
+      await service.exited;
+      await stopLeftover(clusterDir);
+      // The service kills a hung postmaster; its frozen sessions would stay behind, stopped, without this.
+      for (const pid of frozen) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone already
+        }
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  describeWithBinaries('a PostgreSQL server of its own', { postgres: postgresBinDir() })('with DATABASE_URL', () => {
+    it('ends within the grace period when the database server hangs with a write in flight', async () => {
+      const pg = await startPostgresServer();
+      const dataDir = mkdtempSync(join(tmpdir(), 'flagstore-shutdown-hung-'));
+      const port = await freePort();
+      const service = startService({
+        DATABASE_URL: pg.url,
+        DATA_DIR: dataDir,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        ADMIN_TOKEN,
+        SHUTDOWN_GRACE_SECONDS: String(GRACE_SECONDS),
+        LOG_LEVEL: 'warn',
+      });
+      try {
+        await waitForHealth(port, service);
+        pg.pause();
+        // A write waits on the frozen server (for up to 9 s, the client's statement timeout) while shutdown begins.
+        const write = new Promise<number | 'cut'>((resolve) => {
+          const body = JSON.stringify({ name: 'Frozen' });
+          const headers = { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json', 'Content-Length': String(body.length) };
+          const sent = httpRequest(
+            { host: '127.0.0.1', port, method: 'POST', path: '/v1/admin/organizations', agent: false, headers },
+            (response) => {
+              response.resume();
+              response.on('end', () => resolve(response.statusCode ?? 0));
+              response.on('error', () => resolve('cut'));
+            },
+          );
+          sent.on('error', () => resolve('cut'));
+          sent.end(body);
+        });
+        await pause(300);
+
+        const { code, elapsedMs } = await shutdownTime(service);
+        expect(elapsedMs).toBeLessThan(GRACE_SECONDS * 1000 + SLACK_MS);
+        expect(code).toBe(0);
+        // Its connection was cut at the end of the drain, or it was answered: it is not left hanging.
+        expect(['cut', 503]).toContain(await write);
+      } finally {
+        if (service.process.exitCode === null) service.process.kill('SIGKILL');
+        await service.exited;
+        pg.resume();
+        await pg.close();
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    });
+  });
+});
+
+/** A PostgreSQL server that a failed test left running in its cluster, stopped by PID. */
+async function stopLeftover(clusterDir: string): Promise<void> {
+  const pid = await runningPostmaster(clusterDir);
+  if (pid !== null) signalWithChildren(pid, 'SIGKILL');
 }

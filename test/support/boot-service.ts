@@ -45,3 +45,25 @@ export async function stopService(running: RunningService): Promise<number | nul
   if (running.process.exitCode === null) running.process.kill('SIGTERM');
   return running.exited;
 }
+
+/** A line of the service's log (JSON lines from the first one: src/main.ts). */
+export interface LogLine {
+  level: number;
+  time: string;
+  msg: string;
+  context?: string;
+}
+
+/** The output, line by line, each parsed as JSON: a line that is not JSON fails the test, naming it. */
+export function logLines(output: string): LogLine[] {
+  return output
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => {
+      try {
+        return JSON.parse(line) as LogLine;
+      } catch {
+        throw new Error(`Not a JSON line: ${line}`);
+      }
+    });
+}

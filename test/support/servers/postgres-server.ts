@@ -1,5 +1,5 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -14,6 +14,12 @@ export interface PostgresServer {
   stop(signal?: NodeJS.Signals): Promise<void>;
   /** Starts it again on the same port and data directory. */
   start(): Promise<void>;
+  /**
+   * Freezes it and its sessions (SIGSTOP, Linux): connections stay open and nothing is answered, as a hung server;
+   * `resume` thaws them.
+   */
+  pause(): void;
+  resume(): void;
   /** Stops it for good and removes its data directory. */
   close(): Promise<void>;
 }
@@ -66,6 +72,7 @@ export async function startPostgresServer(): Promise<PostgresServer> {
     if (!running || running.exitCode !== null) return;
     const exited = new Promise((resolve) => running.once('exit', resolve));
     running.kill(signal);
+    signalServer(running, 'SIGCONT'); // a paused server handles the signal only once it runs
     await exited;
   };
 
@@ -75,11 +82,43 @@ export async function startPostgresServer(): Promise<PostgresServer> {
     port,
     stop,
     start,
+    pause: () => signalServer(child, 'SIGSTOP'),
+    resume: () => signalServer(child, 'SIGCONT'),
     close: async () => {
       await stop();
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+function signalServer(postmaster: ChildProcess | undefined, signal: NodeJS.Signals): void {
+  if (postmaster?.pid !== undefined) signalWithChildren(postmaster.pid, signal);
+}
+
+/**
+ * A PostgreSQL server and every process it started (each session's backend, the background workers), by PID
+ * (Linux): SIGSTOP on the postmaster alone would leave open sessions answering. Returns the PIDs signalled.
+ */
+export function signalWithChildren(postmasterPid: number, signal: NodeJS.Signals): number[] {
+  const children = readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmasterPid;
+      } catch {
+        return false; // gone meanwhile
+      }
+    });
+  const pids = [postmasterPid, ...children.map(Number)];
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error; // ended since it was listed
+    }
+  }
+  return pids;
 }
 
 function postgresUser(): { uid: number; gid: number } {

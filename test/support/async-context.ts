@@ -27,3 +27,11 @@ export function propagatesContext(storage: AsyncLocalStorage<unknown>): boolean 
 export function anyContextPropagates(): boolean {
   return freshResources().some((resource) => Object.getOwnPropertySymbols(resource).some((symbol) => symbol.description === RESOURCE_STORE));
 }
+
+/**
+ * Whether `storage` works by copying into async resources at all: so on Node 20 and 22. Node 24 backs
+ * AsyncLocalStorage with AsyncContextFrame, which gives resources nothing of their own (no per-poll cost to find).
+ */
+export function copiesIntoResources(storage: AsyncLocalStorage<unknown>): boolean {
+  return (storage as unknown as { kResourceStore?: symbol }).kResourceStore !== undefined;
+}

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { pagedRows } from '../database/paged-rows';
 import { Db, isUniqueViolation, Transaction } from '../database/sql';
 import { containsPattern } from '../common/like-pattern';
 import { Flag, FlagRuntime, FlagSnapshot, FlagType } from './flag.model';
@@ -96,17 +97,7 @@ export class FlagsRepository {
       conditions.push(`(key ILIKE $${parameters.length} OR name ILIKE $${parameters.length})`);
     }
     const where = conditions.join(' AND ');
-    const rows = await db.rows<Flag & { total: number }>(
-      `SELECT ${COLUMNS}, count(*) OVER ()::int AS total FROM flags WHERE ${where}
-       ORDER BY created_at DESC, id DESC OFFSET $${parameters.length + 1} LIMIT $${parameters.length + 2}`,
-      [...parameters, filter.offset, filter.limit],
-    );
-    if (rows.length > 0 || filter.offset === 0) {
-      return { rows: rows.map(({ total: _total, ...row }) => row), total: rows[0]?.total ?? 0 };
-    }
-    // Past the last page the window count has no row to ride on.
-    const [{ total }] = await db.rows<{ total: number }>(`SELECT count(*)::int AS total FROM flags WHERE ${where}`, parameters);
-    return { rows: [], total };
+    return pagedRows<Flag>(db, { columns: COLUMNS, table: 'flags', where, parameters, offset: filter.offset, limit: filter.limit });
   }
 
   /**

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { pagedRows } from '../database/paged-rows';
 import { containsPattern } from '../common/like-pattern';
 import { Db, Transaction } from '../database/sql';
 import { ApiKeyRecord, Organization, Subscription } from './organization.model';
@@ -33,17 +34,14 @@ export class OrganizationsRepository {
       parameters.push(containsPattern(filter.search));
       where = 'name ILIKE $1';
     }
-    const rows = await db.rows<Organization & { total: number }>(
-      `SELECT ${ORGANIZATION}, count(*) OVER ()::int AS total FROM organizations WHERE ${where}
-       ORDER BY created_at DESC, id DESC OFFSET $${parameters.length + 1} LIMIT $${parameters.length + 2}`,
-      [...parameters, filter.offset, filter.limit],
-    );
-    if (rows.length > 0 || filter.offset === 0) {
-      return { rows: rows.map(({ total: _total, ...row }) => row), total: rows[0]?.total ?? 0 };
-    }
-    // Past the last page the window count has no row to ride on.
-    const [{ total }] = await db.rows<{ total: number }>(`SELECT count(*)::int AS total FROM organizations WHERE ${where}`, parameters);
-    return { rows: [], total };
+    return pagedRows<Organization>(db, {
+      columns: ORGANIZATION,
+      table: 'organizations',
+      where,
+      parameters,
+      offset: filter.offset,
+      limit: filter.limit,
+    });
   }
 
   /**

@@ -17,6 +17,7 @@ import { HealthModule } from '../health/health.module';
 import { LoggingModule } from '../logging/logging.module';
 import { MetricsModule } from '../metrics/metrics.module';
 import { OrganizationsModule } from '../organizations/organizations.module';
+import { PeopleModule } from '../people/people.module';
 import { QuotaModule } from '../quota/quota.module';
 import { RateLimitModule } from '../rate-limit/rate-limit.module';
 import { StorageModule } from '../storage/storage.module';
@@ -38,6 +39,7 @@ export class AppModule {
         ChangeFeedModule,
         RateLimitModule,
         OrganizationsModule,
+        PeopleModule,
         AuthModule,
         // Routes register in module order: /flags/quota and /flags/config must come before FlagsModule's
         // /flags/:flagId, so these modules are listed (and first imported) ahead of it.

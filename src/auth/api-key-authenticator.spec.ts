@@ -14,7 +14,9 @@ import * as apiKey from './api-key';
 import { hashApiKey } from './api-key';
 import { ApiKeyIndex } from './api-key-index';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
-import { ApiKeyMisses } from './api-key-misses';
+import { TokenMisses } from './token-misses';
+import { RequestAuthenticator } from './request-authenticator';
+import { SessionAuthenticator } from './sessions/session-authenticator';
 import { AuthFailureLimiter } from './auth-failure-limiter';
 import { FakeClock } from '../../test/support/fake-clock';
 
@@ -72,7 +74,8 @@ describe('ApiKeyAuthenticator', () => {
     const { authenticator, index, state } = setup();
     expect(index.ofHash(KEY_SHA256)).toBeDefined();
     await expect(authenticator.authenticate(`Bearer ${KEY}`)).resolves.toEqual({
-      keyId: 'key-1',
+      type: 'apiKey',
+      id: 'key-1',
       organizationId: 'org-1',
       permissions: new Set([Permission.FLAGS_READ]),
     });
@@ -82,8 +85,8 @@ describe('ApiKeyAuthenticator', () => {
   it('waits for a catch-up read for a key it does not hold, and serves it when the read finds it', async () => {
     const { authenticator, state } = setup([]);
     state.nextCatchUp = [live('key-1')]; // issued on another instance a moment ago
-    await expect(authenticator.authenticate(`Bearer ${KEY}`)).resolves.toMatchObject({ keyId: 'key-1' });
-    await expect(authenticator.authenticate(`Bearer ${KEY}`)).resolves.toMatchObject({ keyId: 'key-1' });
+    await expect(authenticator.authenticate(`Bearer ${KEY}`)).resolves.toMatchObject({ id: 'key-1' });
+    await expect(authenticator.authenticate(`Bearer ${KEY}`)).resolves.toMatchObject({ id: 'key-1' });
     expect(state.catchUps).toBe(1);
   });
 
@@ -91,7 +94,7 @@ describe('ApiKeyAuthenticator', () => {
     const { authenticator, clock, state } = setup();
     for (let attempt = 0; attempt < 20; attempt += 1) await expect(authenticator.authenticate(`Bearer ${OTHER}`)).resolves.toBeNull();
     expect(state.catchUps).toBe(1);
-    clock.advance(ApiKeyMisses.TTL_MS);
+    clock.advance(TokenMisses.TTL_MS);
     await expect(authenticator.authenticate(`Bearer ${OTHER}`)).resolves.toBeNull();
     expect(state.catchUps).toBe(2);
   });
@@ -140,7 +143,7 @@ describe('ApiKeyAuthenticator', () => {
     const { authenticator, read } = setup();
     read([live('key-2', OTHER)], true);
     expect(authenticator.cached(`Bearer ${KEY}`)).toBeUndefined();
-    expect(authenticator.cached(`Bearer ${OTHER}`)).toMatchObject({ keyId: 'key-2' });
+    expect(authenticator.cached(`Bearer ${OTHER}`)).toMatchObject({ id: 'key-2' });
   });
 
   it('serves every spelling of a key from its raw header, without hashing it again', async () => {
@@ -148,10 +151,10 @@ describe('ApiKeyAuthenticator', () => {
     await authenticator.authenticate(`Bearer ${KEY}`);
     const hashing = jest.spyOn(apiKey, 'hashApiKey');
     try {
-      expect(authenticator.cached(`Bearer ${KEY}`)).toMatchObject({ keyId: 'key-1' });
+      expect(authenticator.cached(`Bearer ${KEY}`)).toMatchObject({ id: 'key-1' });
       expect(hashing).not.toHaveBeenCalled();
-      expect(authenticator.cached(`bearer  ${KEY} `)).toMatchObject({ keyId: 'key-1' }); // first seen: hashed once
-      expect(authenticator.cached(`bearer  ${KEY} `)).toMatchObject({ keyId: 'key-1' });
+      expect(authenticator.cached(`bearer  ${KEY} `)).toMatchObject({ id: 'key-1' }); // first seen: hashed once
+      expect(authenticator.cached(`bearer  ${KEY} `)).toMatchObject({ id: 'key-1' });
       expect(hashing).toHaveBeenCalledTimes(1);
       expect(authenticator.cached(`Bearer ${KEY}x`)).toBeUndefined();
     } finally {
@@ -161,11 +164,11 @@ describe('ApiKeyAuthenticator', () => {
 
   it("answers a stream token's key by id, within its organization only, catching up for a key it does not hold", async () => {
     const { authenticator, state } = setup();
-    await expect(authenticator.activeKey('org-1', 'key-1')).resolves.toMatchObject({ keyId: 'key-1' });
+    await expect(authenticator.activeKey('org-1', 'key-1')).resolves.toMatchObject({ id: 'key-1' });
     await expect(authenticator.activeKey('org-2', 'key-1')).resolves.toBeNull();
     expect(state.catchUps).toBe(0);
     state.nextCatchUp = [live('key-2', OTHER)];
-    await expect(authenticator.activeKey('org-1', 'key-2')).resolves.toMatchObject({ keyId: 'key-2' });
+    await expect(authenticator.activeKey('org-1', 'key-2')).resolves.toMatchObject({ id: 'key-2' });
     expect(state.catchUps).toBe(1);
   });
 
@@ -174,7 +177,7 @@ describe('ApiKeyAuthenticator', () => {
     state.catchUpGate = Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
     state.catchUpGate.catch(() => undefined);
     await expect(authenticator.authenticate(`Bearer ${OTHER}`)).rejects.toThrow('ECONNREFUSED');
-    await expect(authenticator.authenticate(`Bearer ${KEY}`)).resolves.toMatchObject({ keyId: 'key-1' });
+    await expect(authenticator.authenticate(`Bearer ${KEY}`)).resolves.toMatchObject({ id: 'key-1' });
   });
 
   it('refuses on the next poll a key revoked while the lean path served it from its raw header', async () => {
@@ -182,7 +185,10 @@ describe('ApiKeyAuthenticator', () => {
     const limiter = { hit: () => ({ totalHits: 1, timeToExpire: 60, isBlocked: false, timeToBlockExpire: 0 }) } as unknown as RateLimiter;
     const payload = buildConfigPayload([], new Date(clock.now()));
     const cache = { get: () => payload } as unknown as FlagConfigCache;
-    const poll = new FlagConfigPoll(authenticator, new AuthFailureLimiter(loadConfig({}), clock), limiter, cache);
+    // The poll takes keys through RequestAuthenticator; no request here carries a session cookie.
+    const sessions = {} as SessionAuthenticator;
+    const requests = new RequestAuthenticator(authenticator, sessions, new AuthFailureLimiter(loadConfig({}), clock));
+    const poll = new FlagConfigPoll(requests, limiter, cache);
     const statuses: number[] = [];
     const get = async () => {
       const request = {

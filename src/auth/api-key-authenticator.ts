@@ -4,7 +4,7 @@ import { ChangeFeed, FeedRead } from '../invalidation/change-feed';
 import { InvalidationBus } from '../invalidation/invalidation-bus';
 import { bearerToken, hashApiKey, isApiKeyShaped } from './api-key';
 import { ApiKeyIndex, IndexableKey } from './api-key-index';
-import { ApiKeyMisses } from './api-key-misses';
+import { TokenMisses } from './token-misses';
 import { ApiKeysRepository, ChangedApiKey } from './api-keys.repository';
 import { Principal } from './principal';
 
@@ -16,13 +16,13 @@ import { Principal } from './principal';
  * - a key in the index answers at once;
  * - a token missing from it waits for the feed's catch-up read, which starts after the request arrived (so a key
  *   issued on another instance a moment ago is found) and which every waiting request shares, at most one a second
- *   per instance; a token still missing then is remembered as missing for ApiKeyMisses.TTL_MS;
+ *   per instance; a token still missing then is remembered as missing for TokenMisses.TTL_MS;
  * - a token that cannot be a key (wrong prefix or length) is refused without either.
  * While the database is away the index keeps answering for every key it holds: no revocation can commit meanwhile.
  */
 @Injectable()
 export class ApiKeyAuthenticator {
-  private readonly misses = new ApiKeyMisses();
+  private readonly misses = new TokenMisses();
   /** Keys revoked since the feed's last read was applied: a read that was in flight may still show them live. */
   private revokedSinceRead = new Set<string>();
   private readonly revocationListeners: Array<(keyId: string) => void> = [];

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Permission } from './permission';
-import { Principal } from './principal';
+import { ApiKeyPrincipal } from './principal';
 
 /** What the index needs of a key: the row's id, organization, hash and permissions. */
 export interface IndexableKey {
@@ -13,7 +13,7 @@ export interface IndexableKey {
 /** A live key in the index. */
 export interface IndexedKey {
   readonly keyHash: string;
-  readonly principal: Principal;
+  readonly principal: ApiKeyPrincipal;
   /** The raw Authorization headers that lead to this key in the header index, dropped with it. */
   headers: string[];
 }
@@ -62,8 +62,9 @@ export class ApiKeyIndex {
   /** A live key: added, or kept as it is when already there (a key's hash, organization and permissions never change). */
   add(key: IndexableKey): void {
     if (this.byId.has(key.id)) return;
-    const principal: Principal = {
-      keyId: key.id,
+    const principal: ApiKeyPrincipal = {
+      type: 'apiKey',
+      id: key.id,
       organizationId: this.organizationId(key.organizationId),
       permissions: this.permissionSet(key.permissions),
     };
@@ -93,7 +94,7 @@ export class ApiKeyIndex {
   /** Maps a raw header to the key it carries, within the bounds; the first spellings win, the oldest header goes when full. */
   rememberHeader(authorization: string, entry: IndexedKey): void {
     if (authorization.length > ApiKeyIndex.MAX_HEADER_LENGTH || this.byHeader.has(authorization)) return;
-    if (entry.headers.length >= ApiKeyIndex.MAX_HEADERS_PER_KEY || this.byId.get(entry.principal.keyId) !== entry) return;
+    if (entry.headers.length >= ApiKeyIndex.MAX_HEADERS_PER_KEY || this.byId.get(entry.principal.id) !== entry) return;
     if (this.byHeader.size >= ApiKeyIndex.MAX_HEADERS) {
       const oldest = this.byHeader.keys().next().value as string;
       const owner = this.byHeader.get(oldest)!;

@@ -2,6 +2,7 @@ import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata, T
 import {
   ApiBadRequestResponse,
   ApiBearerAuth,
+  ApiCookieAuth,
   ApiForbiddenResponse,
   ApiSecurity,
   ApiTooManyRequestsResponse,
@@ -10,15 +11,20 @@ import {
 import { ApiErrorDto } from '../common/dto/api-error.dto';
 import { Access, ACCESS_KEY } from '../http/access';
 import { Permission } from './permission';
-import { AuthenticatedRequest, Principal } from './principal';
+import { AuthenticatedRequest, Principal, SignedInUser } from './principal';
+import { Role } from './roles';
 
 export const PERMISSION_KEY = 'auth:permission';
 export const API_KEY_HEADER_KEY = 'auth:api-key-header';
+export const API_KEY_ONLY_KEY = 'auth:api-key-only';
+export const ROLE_KEY = 'auth:role';
 
 export const API_KEY_SECURITY = 'apiKey';
 /** OFREP's second way to send the key: `X-API-Key: <key>`. */
 export const API_KEY_HEADER_SECURITY = 'apiKeyHeader';
 export const ADMIN_SECURITY = 'adminToken';
+/** The session cookie of a signed-in user (with X-Organization-Id on an organization's routes, X-CSRF-Token on changes). */
+export const SESSION_SECURITY = 'session';
 
 /** How a route's 401 and 403 are documented; the defaults are the flag API's. */
 export interface AuthErrorDocs {
@@ -42,8 +48,14 @@ export function RequirePermission(permission: Permission, docs: AuthErrorDocs = 
   return applyDecorators(
     SetMetadata(PERMISSION_KEY, permission),
     ApiBearerAuth(API_KEY_SECURITY),
-    ApiUnauthorizedResponse({ type, description: docs.unauthorized ?? 'Missing, unknown or revoked API key' }),
-    ApiForbiddenResponse({ type, description: docs.forbidden ?? `The API key lacks ${permission}` }),
+    ApiCookieAuth(SESSION_SECURITY),
+    ApiUnauthorizedResponse({ type, description: docs.unauthorized ?? 'Missing, unknown or revoked API key, or a session that has ended' }),
+    ApiForbiddenResponse({
+      type,
+      description:
+        docs.forbidden ??
+        `The API key (or the session's role) lacks ${permission}; with a session: no X-Organization-Id of one of your organizations, or a change without the session's X-CSRF-Token (CSRF_TOKEN_INVALID)`,
+    }),
     ApiTooManyRequestsResponse({
       type,
       headers: RETRY_AFTER,
@@ -53,6 +65,45 @@ export function RequirePermission(permission: Permission, docs: AuthErrorDocs = 
     }),
   );
 }
+
+/**
+ * A route of an organization's people and keys (README, "People and sessions"): a signed-in member with at least
+ * `role`, never an API key (403: keys never manage people or keys).
+ */
+export function MemberRoute(role: Role, docs: { forbidden: string }) {
+  return applyDecorators(
+    SetMetadata(ROLE_KEY, role),
+    ApiCookieAuth(SESSION_SECURITY),
+    ApiUnauthorizedResponse({ type: ApiErrorDto, description: 'Not signed in, or the session has ended' }),
+    ApiForbiddenResponse({ type: ApiErrorDto, description: docs.forbidden }),
+    ApiTooManyRequestsResponse({
+      type: ApiErrorDto,
+      headers: RETRY_AFTER,
+      description:
+        'RATE_LIMITED: more than API_RATE_LIMIT_PER_MINUTE requests a minute of this user, or too many failed authentications from this address',
+    }),
+  );
+}
+
+/**
+ * The route belongs to the signed-in user rather than to an organization (the session, logout, a password change):
+ * it takes the session cookie alone, and X-CSRF-Token on a change.
+ */
+export function SignedIn() {
+  return applyDecorators(
+    SetMetadata(ACCESS_KEY, 'signedIn' satisfies Access),
+    ApiCookieAuth(SESSION_SECURITY),
+    ApiUnauthorizedResponse({ type: ApiErrorDto, description: 'Not signed in, or the session has ended' }),
+    ApiTooManyRequestsResponse({
+      type: ApiErrorDto,
+      headers: RETRY_AFTER,
+      description: 'RATE_LIMITED: more than AUTH_FAILURES_PER_MINUTE requests a minute from this address had a missing or dead session',
+    }),
+  );
+}
+
+/** The route takes an API key only, never a session (OFREP: it is not under base_url). */
+export const ApiKeyOnly = () => SetMetadata(API_KEY_ONLY_KEY, true);
 
 /** The route also takes the key as `X-API-Key: <key>` (OFREP's alternative to the bearer header). */
 export function AcceptsApiKeyHeader() {
@@ -80,6 +131,13 @@ export function AdminOnly() {
 
 export const CurrentPrincipal = createParamDecorator((_data: unknown, context: ExecutionContext): Principal => {
   const principal = context.switchToHttp().getRequest<AuthenticatedRequest>().principal;
-  if (!principal) throw new Error('CurrentPrincipal used on a route that does not authenticate an API key');
+  if (!principal) throw new Error('CurrentPrincipal used on a route that does not authenticate an API key or a session');
   return principal;
+});
+
+/** The signed-in user of a @SignedIn() route. */
+export const CurrentUser = createParamDecorator((_data: unknown, context: ExecutionContext): SignedInUser => {
+  const signedIn = context.switchToHttp().getRequest<AuthenticatedRequest>().signedIn;
+  if (!signedIn) throw new Error('CurrentUser used on a route that does not authenticate a session');
+  return signedIn;
 });

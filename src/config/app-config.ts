@@ -35,6 +35,18 @@ export interface AppConfig {
   apiRateLimitPerMinute: number;
   /** Requests with a missing or invalid key, per client address, before any of them reaches the database. */
   authFailuresPerMinute: number;
+  /** Failed sign-ins per client address and minute: a budget apart from authFailuresPerMinute. */
+  signInFailuresPerMinute: number;
+  sessions: {
+    /** A session ends after this long without a request. */
+    idleMs: number;
+    /** And this long after sign-in, whatever its use. */
+    maxMs: number;
+    /** The cookie is `Secure` when PUBLIC_URL is https. */
+    secureCookie: boolean;
+  };
+  /** Single sign-on through the studio's OpenID Connect provider; unset: passwords only. */
+  oidc?: { issuer: string; clientId: string; clientSecret: string };
   /** Proxies whose X-Forwarded-For names the client (proxy-addr's terms: `loopback`, `uniquelocal`, CIDRs). */
   trustProxy: string[];
   /** Origins the API (admin API excluded) answers cross-origin: a list, `*`, or unset for no CORS at all. */
@@ -108,6 +120,13 @@ export function loadConfig(env: Env = process.env): AppConfig {
     corsOrigins: corsOrigins(env),
     apiRateLimitPerMinute: integer(env, 'API_RATE_LIMIT_PER_MINUTE', 3000, 1, 1_000_000_000),
     authFailuresPerMinute: integer(env, 'AUTH_FAILURES_PER_MINUTE', 300, 1, 1_000_000_000),
+    signInFailuresPerMinute: integer(env, 'SIGN_IN_FAILURES_PER_MINUTE', 30, 1, 1_000_000_000),
+    sessions: {
+      idleMs: integer(env, 'SESSION_IDLE_MINUTES', 720, 1, 525_600) * 60_000,
+      maxMs: integer(env, 'SESSION_MAX_HOURS', 168, 1, 8_760) * 3_600_000,
+      secureCookie: publicUrl.startsWith('https:'),
+    },
+    oidc: oidcConfig(env),
     trustProxy: trustProxy(env),
     shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 1, 3600),
     timeouts: {
@@ -134,6 +153,22 @@ function metricsPort(env: Env, publicPort: number): number | undefined {
   if (value === publicPort)
     throw new ConfigValidationError('METRICS_PORT', `must differ from PORT (${publicPort}): it names a second, internal listener`);
   return value;
+}
+
+const OIDC_VARIABLES = ['OIDC_ISSUER', 'OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET'] as const;
+
+/** Single sign-on is on when all three are set, off when none is; some of them is a mistake worth stopping for. */
+function oidcConfig(env: Env): AppConfig['oidc'] {
+  const given = OIDC_VARIABLES.filter((name) => text(env, name) !== undefined);
+  if (given.length === 0) return undefined;
+  const missing = OIDC_VARIABLES.find((name) => text(env, name) === undefined);
+  if (missing) throw new ConfigValidationError(missing, `is required once any of ${OIDC_VARIABLES.join(', ')} is set`);
+  return {
+    // As given: the ID token's `iss` must equal it exactly, trailing slash included (some providers have one).
+    issuer: url(env, 'OIDC_ISSUER', ['http:', 'https:'])!,
+    clientId: text(env, 'OIDC_CLIENT_ID')!,
+    clientSecret: text(env, 'OIDC_CLIENT_SECRET')!,
+  };
 }
 
 /** The owner's URL makes sense only beside DATABASE_URL: the embedded database creates both roles itself. */

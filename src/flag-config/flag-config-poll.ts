@@ -1,9 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Injectable, Optional } from '@nestjs/common';
-import { ApiKeyAuthenticator } from '../auth/api-key-authenticator';
-import { AuthFailureLimiter } from '../auth/auth-failure-limiter';
 import { permissionRefusal } from '../auth/auth.errors';
-import { authenticateOrCount } from '../auth/auth.guard';
+import { RequestAuthenticator } from '../auth/request-authenticator';
 import { Principal } from '../auth/principal';
 import { writeApiError } from '../http/error-response';
 import { FlagConfigMetrics, PollCounts } from './flag-config.metrics';
@@ -20,7 +18,7 @@ export const CONFIG_POLL_PERMISSION = Permission.FLAGS_READ;
 
 /**
  * GET /v1/flags/config, the path thousands of game servers poll. It is served in front of the Express
- * router (see installConfigPoll) with the very services the Nest route uses: the key cache, the rate
+ * router (see installConfigPoll) with the very services the Nest route uses: the key index (or a session), the rate
  * limiter and the payload cache. On the steady path (cached key, in-memory limiter, cached payload) it
  * does no I/O, no serialisation and no awaiting.
  */
@@ -30,8 +28,7 @@ export class FlagConfigPoll {
   private readonly polls: PollCounts;
 
   constructor(
-    private readonly authenticator: ApiKeyAuthenticator,
-    private readonly failures: AuthFailureLimiter,
+    private readonly requests: RequestAuthenticator,
     private readonly limiter: RateLimiter,
     private readonly cache: FlagConfigCache,
     @Optional() metrics?: FlagConfigMetrics,
@@ -47,7 +44,7 @@ export class FlagConfigPoll {
 
   /** The whole endpoint: authenticate, check the permission, count, answer. */
   handle(request: IncomingMessage, response: ServerResponse): void {
-    const principal = authenticateOrCount(this.authenticator, this.failures, request);
+    const principal = this.requests.principal(request);
     if (!(principal instanceof Promise)) return this.authorised(principal, request, response);
     principal.then(
       (found) => this.authorised(found, request, response),
@@ -69,7 +66,7 @@ export class FlagConfigPoll {
   private authorised(principal: Principal, request: IncomingMessage, response: ServerResponse): void {
     const refusal = permissionRefusal(principal, CONFIG_POLL_PERMISSION);
     if (refusal) return writeApiError(response, refusal);
-    const counted = this.limiter.hit(RateLimitBudget.CONFIG, principal.keyId);
+    const counted = this.limiter.hit(RateLimitBudget.CONFIG, principal.id);
     if (!(counted instanceof Promise)) return this.counted(counted, principal, request, response);
     counted.then(
       (record) => this.counted(record, principal, request, response),

@@ -31,7 +31,7 @@ export class FlagWriteInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler<FlagWriteRun<unknown>>): Observable<unknown> {
     const principal = context.switchToHttp().getRequest<AuthenticatedRequest>().principal;
     if (!principal) throw new Error('An audited flag write must authenticate an API key');
-    const actor: AuditActor = { actorType: 'apiKey', actorId: principal.keyId };
+    const actor: AuditActor = { actorType: principal.type, actorId: principal.id };
     return from(
       this.writer.write(actor, async (tx) => {
         const write = await lastValueFrom(next.handle());

@@ -9,9 +9,10 @@ import { RedisConnections } from '../redis/redis.module';
 
 /**
  * What an in-memory cache may need to know: a revoked API key (`apiKey`, its id), an issued one (`apiKeyIssued`, its
- * id: the others read it), or an organization's changed flags (`flags`, its id).
+ * id: the others read it), an organization's changed flags (`flags`, its id), an ended session (`session`, its id), or
+ * a user whose memberships or sessions changed (`user`, its id).
  */
-export type InvalidationTopic = 'apiKey' | 'apiKeyIssued' | 'flags';
+export type InvalidationTopic = 'apiKey' | 'apiKeyIssued' | 'flags' | 'session' | 'user';
 
 /** `reset`: the sender could not tell what changed (its outbox overflowed); every cache drops everything. */
 interface Message {

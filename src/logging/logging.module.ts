@@ -26,17 +26,19 @@ export interface RequestLogLine {
   durationMs: number;
   organizationId?: string;
   keyId?: string;
+  /** A signed-in user's id, on requests made with a session. */
+  userId?: string;
 }
 
 export function requestLogLine(request: IncomingMessage, response: ServerResponse, durationMs: number): RequestLogLine {
-  // Set by the auth guard on an API key's request.
-  const principal = (request as { principal?: { organizationId: string; keyId: string } }).principal;
+  // Set by the auth guard: an API key's or a signed-in user's (a session's) request.
+  const principal = (request as { principal?: { organizationId: string; type: 'apiKey' | 'session'; id: string } }).principal;
   return {
     method: request.method ?? 'GET',
     route: routePattern(request),
     status: response.statusCode,
     durationMs,
-    ...(principal ? { organizationId: principal.organizationId, keyId: principal.keyId } : {}),
+    ...(principal && { organizationId: principal.organizationId, ...(principal.type === 'apiKey' ? { keyId: principal.id } : { userId: principal.id }) }),
   };
 }
 

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { generateApiKey, hashApiKey } from '../auth/api-key';
 import { ApiKeyIndex } from '../auth/api-key-index';
 import { ApiKeysRepository } from '../auth/api-keys.repository';
@@ -10,6 +10,7 @@ import { Transactions } from '../database/transactions';
 import {
   CreateApiKeyDto,
   CreatedApiKeyDto,
+  CreatedOrganizationDto,
   CreateOrganizationDto,
   CreateSubscriptionDto,
   ListOrganizationsQueryDto,
@@ -21,6 +22,7 @@ import {
 } from './dto/organization.dto';
 import { OrganizationsErrors } from './organizations.errors';
 import { OrganizationsRepository } from './organizations.repository';
+import { ORGANIZATION_FOUNDER, OrganizationFounder } from './organization-founder';
 
 /** Organizations, API keys and subscriptions: what the admin API and the CLI manage. */
 @Injectable()
@@ -33,11 +35,20 @@ export class OrganizationsService {
     private readonly transactions: Transactions,
     private readonly bus: InvalidationBus,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Optional() @Inject(ORGANIZATION_FOUNDER) private readonly founder?: OrganizationFounder,
   ) {}
 
-  async createOrganization(dto: CreateOrganizationDto): Promise<OrganizationDto> {
-    const organization = await this.organizations.createOrganization(this.sql, dto.name, this.config.storage.defaultAllocationBytes);
-    return OrganizationDto.from(organization);
+  /** With `admin`, the organization and its first admin commit together, or neither does. */
+  async createOrganization(dto: CreateOrganizationDto): Promise<CreatedOrganizationDto> {
+    const allocation = this.config.storage.defaultAllocationBytes;
+    const admin = dto.admin;
+    if (admin === undefined) return OrganizationDto.from(await this.organizations.createOrganization(this.sql, dto.name, allocation));
+    if (this.founder === undefined) throw new Error('No OrganizationFounder is provided: the people module is missing');
+    const founder = this.founder;
+    return this.transactions.run(async (tx) => {
+      const organization = await this.organizations.createOrganization(tx, dto.name, allocation);
+      return { ...OrganizationDto.from(organization), admin: await founder.found(tx, organization.id, admin) };
+    });
   }
 
   async listOrganizations(query: ListOrganizationsQueryDto): Promise<OrganizationPageDto> {

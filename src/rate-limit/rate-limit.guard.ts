@@ -20,10 +20,10 @@ export class RateLimitGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const principal = context.switchToHttp().getRequest<{ principal?: { keyId: string } }>().principal;
+    const principal = context.switchToHttp().getRequest<{ principal?: { id: string } }>().principal;
     if (!principal) return true;
     const budget = this.reflector.get<RateLimitBudget | undefined>(RATE_LIMIT_BUDGET_KEY, context.getHandler()) ?? RateLimitBudget.API;
-    await this.limiter.take(budget, principal.keyId);
+    await this.limiter.take(budget, principal.id);
     return true;
   }
 }

@@ -9,12 +9,16 @@ import { AppModule } from '../../src/app/app.module';
 import { LOG_DESTINATION } from '../../src/logging/logging.module';
 import { configureApp } from '../../src/app/app.setup';
 import { CLOCK, Clock } from '../../src/common/clock';
+import { SCRYPT_COST, ScryptCost } from '../../src/auth/sessions/password-hasher';
 import { freePort } from '../../src/common/free-port';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
 import { recordExchanges } from './contract';
 import { createTestDatabase } from './test-database';
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdefghijkl';
+
+/** The scrypt cost test apps hash passwords with unless a test asks for OWASP's (the cost is not what they test). */
+export const TEST_SCRYPT_COST: ScryptCost = { N: 2 ** 10, r: 8, p: 1 };
 
 export interface TestApp {
   app: NestExpressApplication;
@@ -47,6 +51,11 @@ export async function createTestApp(
     logDestination?: NodeJS.WritableStream;
     /** The app's CLOCK (a FakeClock: time moves when the test moves it, and the app's clock timers never fire). */
     clock?: Clock;
+    /**
+     * OWASP's scrypt cost for passwords (128 MiB and a few hundred ms a hash). By default test apps hash with a cheap
+     * cost instead (TEST_SCRYPT_COST), so that a file can sign in many times; hashes name their cost either way.
+     */
+    owaspPasswordHashing?: boolean;
     /** Providers replaced by the given values. */
     overrides?: Array<{ provide: unknown; useValue: unknown }>;
   } = {},
@@ -69,6 +78,7 @@ export async function createTestApp(
   const testing = Test.createTestingModule({ imports: [AppModule.forRoot(config, databaseUrl)] });
   if (options.logDestination) testing.overrideProvider(LOG_DESTINATION).useValue(options.logDestination);
   if (options.clock) testing.overrideProvider(CLOCK).useValue(options.clock);
+  if (!options.owaspPasswordHashing) testing.overrideProvider(SCRYPT_COST).useValue(TEST_SCRYPT_COST);
   for (const { provide, useValue } of options.overrides ?? []) testing.overrideProvider(provide).useValue(useValue);
   const moduleRef = await testing.compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, bufferLogs: true });

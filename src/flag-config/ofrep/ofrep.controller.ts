@@ -12,7 +12,7 @@ import {
   ApiBadRequestResponse,
 } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { AcceptsApiKeyHeader, CurrentPrincipal, RequirePermission } from '../../auth/auth.decorators';
+import { AcceptsApiKeyHeader, ApiKeyOnly, CurrentPrincipal, RequirePermission } from '../../auth/auth.decorators';
 import { Principal } from '../../auth/principal';
 import { CLOCK, Clock } from '../../common/clock';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
@@ -48,6 +48,8 @@ const RATE_LIMITED = 'RATE_LIMITED: past CONFIG_RATE_LIMIT_PER_MINUTE requests t
  * everyone: each evaluates to its value, STATIC, variant `default`, with its type and runtime as metadata.
  */
 @ApiTags('ofrep')
+// Outside base_url: game servers' keys only, never a person's session.
+@ApiKeyOnly()
 @Controller(OFREP_ROUTE)
 export class OfrepController {
   constructor(
@@ -126,7 +128,7 @@ export class OfrepController {
   private bulkBody(principal: Principal, payload: ConfigPayload): string {
     const { flagsJson } = evaluationsOf(payload);
     if (!this.config.streamsEnabled) return `{"flags":${flagsJson}}`;
-    const token = this.tokens.sign(principal.organizationId, principal.keyId, this.clock.now());
+    const token = this.tokens.sign(principal.organizationId, principal.id, this.clock.now());
     const url = `${this.config.urls.publicUrl}${CONFIG_STREAM_PATH}?token=${token}`;
     return `{"flags":${flagsJson},"eventStreams":${JSON.stringify([{ type: 'sse', url, inactivityDelaySec: INACTIVITY_DELAY_SECONDS }])}}`;
   }

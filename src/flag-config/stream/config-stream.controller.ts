@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { Controller, Get, Inject, NotFoundException, Query, Req, Res, ServiceUnavailableException, UnauthorizedException } from '@nestjs/common';
 import {
   ApiBearerAuth,
+  ApiCookieAuth,
   ApiForbiddenResponse,
   ApiNotFoundResponse,
   ApiHeader,
@@ -14,11 +15,10 @@ import {
 } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { ApiKeyAuthenticator } from '../../auth/api-key-authenticator';
-import { AuthFailureLimiter } from '../../auth/auth-failure-limiter';
-import { API_KEY_SECURITY } from '../../auth/auth.decorators';
+import { API_KEY_SECURITY, SESSION_SECURITY } from '../../auth/auth.decorators';
 import { Public } from '../../http/access';
 import { permissionRefusal } from '../../auth/auth.errors';
-import { authenticateOrCount, countedAuthentication } from '../../auth/auth.guard';
+import { countedAuthentication, RequestAuthenticator } from '../../auth/request-authenticator';
 import { AuthenticatedRequest, Principal } from '../../auth/principal';
 import { CLOCK, Clock } from '../../common/clock';
 import { ApiErrorDto } from '../../common/dto/api-error.dto';
@@ -55,7 +55,7 @@ export class ConfigStreamController {
     private readonly cache: FlagConfigCache,
     private readonly limiter: RateLimiter,
     private readonly authenticator: ApiKeyAuthenticator,
-    private readonly failures: AuthFailureLimiter,
+    private readonly requests: RequestAuthenticator,
     @Inject(STREAM_TOKENS) private readonly tokens: StreamTokens,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(CLOCK) private readonly clock: Clock,
@@ -65,6 +65,7 @@ export class ConfigStreamController {
   // Authenticated here: by the bearer key as everywhere, or by a stream token, which the global guard does not know.
   @Public()
   @ApiBearerAuth(API_KEY_SECURITY)
+  @ApiCookieAuth(SESSION_SECURITY)
   @ApiOperation({
     summary: 'Change stream (server-sent events): an event on connect and after every change of the flags',
     description:
@@ -75,29 +76,46 @@ export class ConfigStreamController {
       'instead of the Authorization header. FLAGS_READ.',
   })
   @ApiQuery({ name: 'token', required: false, description: "A signed stream token (OFREP bulk answer's eventStreams); never log it" })
+  @ApiQuery({
+    name: 'organizationId',
+    required: false,
+    description: "With a session cookie (the console's EventSource, which sends no headers): one of the user's organizations, as X-Organization-Id names it elsewhere",
+  })
   @ApiHeader({ name: 'Last-Event-ID', required: false, description: 'The id (ETag) of the last event received' })
   @ApiOkResponse({ description: 'The event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } })
-  @ApiUnauthorizedResponse({ type: ApiErrorDto, description: 'Missing, unknown or revoked API key; or an invalid, expired or revoked stream token' })
-  @ApiForbiddenResponse({ type: ApiErrorDto, description: 'The API key lacks FLAGS_READ' })
+  @ApiUnauthorizedResponse({
+    type: ApiErrorDto,
+    description: 'Missing, unknown or revoked API key; an invalid, expired or revoked stream token; or a session that has ended',
+  })
+  @ApiForbiddenResponse({
+    type: ApiErrorDto,
+    description: "The API key (or the session's role) lacks FLAGS_READ; with a session, no ?organizationId= of one of the user's organizations",
+  })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: 'The change stream is off on this deployment (STREAMS_ENABLED=false)' })
   @ApiTooManyRequestsResponse({
     type: ApiErrorDto,
     headers: RETRY_AFTER,
     description: 'RATE_LIMITED: past CONFIG_RATE_LIMIT_PER_MINUTE, or 20 streams already open for this key, or too many failed authentications',
   })
-  async stream(@Req() request: Request, @Res() response: ServerResponse, @Query('token') token?: unknown): Promise<void> {
+  async stream(
+    @Req() request: Request,
+    @Res() response: ServerResponse,
+    @Query('token') token?: unknown,
+    // Read by RequestAuthenticator from the URL; declared so that the query's rule knows it.
+    @Query('organizationId') _organizationId?: unknown,
+  ): Promise<void> {
     if (!this.config.streamsEnabled) throw new NotFoundException('The change stream is off (STREAMS_ENABLED=false)');
     const principal =
       typeof token === 'string' || Array.isArray(token)
         ? await this.fromToken(request, token)
-        : await authenticateOrCount(this.authenticator, this.failures, request);
+        : await this.requests.principal(request, { organizationFromQuery: true });
     (request as AuthenticatedRequest).principal = principal; // for the request's log line
     const refusal = permissionRefusal(principal, CONFIG_POLL_PERMISSION);
     if (refusal) throw refusal;
-    await this.limiter.take(RateLimitBudget.CONFIG, principal.keyId);
+    await this.limiter.take(RateLimitBudget.CONFIG, principal.id);
     if (this.hub.isClosing) throw shuttingDown();
     // The slot is taken before the payload is awaited: opens racing for a key's last place cannot all pass.
-    const slot = await this.hub.reserve(principal.keyId);
+    const slot = await this.hub.reserve(principal.id);
     if (!slot) throw tooManyStreams();
     let payload;
     try {
@@ -118,7 +136,7 @@ export class ConfigStreamController {
   /** A token is held to the address's budget of failed authentications, as a bad key is. */
   private fromToken(request: Request, token: string | string[]): Promise<Principal> {
     return countedAuthentication(
-      this.failures,
+      this.requests.failures,
       request,
       async () => {
         const grant = typeof token === 'string' ? this.tokens.verify(token, this.clock.now()) : null;

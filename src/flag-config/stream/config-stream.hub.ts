@@ -82,7 +82,7 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
     const stream: OpenStream = {
       response,
       organizationId: principal.organizationId,
-      keyId: principal.keyId,
+      keyId: principal.id,
       openedAt: now,
       wroteAt: now,
       etag: lastEventId ?? null,

@@ -1,16 +1,67 @@
-import { ApiProperty } from '@nestjs/swagger';
-import { ArrayMinSize, ArrayUnique, IsArray, IsEnum, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform, Type } from 'class-transformer';
+import {
+  ArrayMinSize,
+  ArrayUnique,
+  IsArray,
+  IsEmail,
+  IsEnum,
+  IsInt,
+  IsObject,
+  IsOptional,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
 import { PageQueryDto, pageFields } from '../../common/dto/pagination';
 import { CharLength } from '../../common/validation';
 import { ApiKey } from '../../auth/api-key';
 import { ApiKeyRecord, Organization, Subscription, SubscriptionStatus } from '../organization.model';
 import { Permission } from '../../auth/permission';
 
+const trimmed = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
+
+/** An organization's first admin, created with it (POST /v1/admin/organizations). */
+export class FirstAdminDto {
+  @ApiProperty({ format: 'email', maxLength: 254, example: 'maya@acme.example' })
+  @Transform(trimmed)
+  @IsEmail({}, { message: 'admin.email must be an email address' })
+  @MaxLength(254)
+  email: string;
+
+  @ApiProperty({ minLength: 1, maxLength: 100, example: 'Maya Lin' })
+  @IsString()
+  @CharLength(1, 100)
+  name: string;
+
+  @ApiProperty({
+    minLength: 12,
+    maxLength: 256,
+    format: 'password',
+    description: 'Used only when no user has this email yet; an existing user keeps theirs',
+  })
+  @IsString()
+  @CharLength(12, 256)
+  password: string;
+}
+
 export class CreateOrganizationDto {
   @ApiProperty({ minLength: 1, maxLength: 200, example: 'Acme Games' })
   @IsString()
   @CharLength(1, 200)
   name: string;
+
+  @ApiPropertyOptional({
+    type: FirstAdminDto,
+    description: 'The organization and its first admin in one transaction: a new user, or the existing one with this email',
+  })
+  @IsOptional()
+  @IsObject({ message: 'admin must be an object with email, name and password' })
+  @ValidateNested()
+  @Type(() => FirstAdminDto)
+  admin?: FirstAdminDto;
 }
 
 export class UpdateOrganizationDto {
@@ -56,6 +107,18 @@ export class OrganizationDto {
       createdAt: organization.createdAt.toISOString(),
     };
   }
+}
+
+/** The first admin of an organization created with one. */
+export class FirstAdminUserDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ format: 'email' }) email: string;
+  @ApiProperty() name: string;
+}
+
+export class CreatedOrganizationDto extends OrganizationDto {
+  @ApiPropertyOptional({ type: FirstAdminUserDto, description: 'When the request named a first admin: the user, now its admin' })
+  admin?: FirstAdminUserDto;
 }
 
 export class CreatedApiKeyDto {

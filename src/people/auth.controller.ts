@@ -1,0 +1,173 @@
+import { Body, Controller, Get, HttpCode, HttpStatus, Inject, Param, Post, Req, Res } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiConflictResponse,
+  ApiForbiddenResponse,
+  ApiGoneResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiServiceUnavailableResponse,
+  ApiTags,
+  ApiTooManyRequestsResponse,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { CurrentUser, SignedIn } from '../auth/auth.decorators';
+import { SignedInUser } from '../auth/principal';
+import { IssuedSession } from '../auth/sessions/session-authenticator';
+import { sessionCookieHeader } from '../auth/sessions/session-token';
+import { ApiJsonBody } from '../common/decorators/api-json-body.decorator';
+import { ApiErrorDto } from '../common/dto/api-error.dto';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { Public } from '../http/access';
+import { AcceptInvitationDto, ChangePasswordDto, LoginDto, SessionDto } from './dto/people.dto';
+import { SESSION_EXAMPLE } from './dto/people.examples';
+import { PeopleErrors } from './people.errors';
+import { SignInService } from './sign-in.service';
+
+const SET_COOKIE = {
+  'Set-Cookie': {
+    description:
+      'flagstore_session=<token>; Path=/; Max-Age=<SESSION_MAX_HOURS in seconds>; HttpOnly; SameSite=Lax (and Secure when PUBLIC_URL is https)',
+    schema: { type: 'string' },
+  },
+};
+const RETRY_AFTER = { 'Retry-After': { description: 'Seconds until the request may be sent again', schema: { type: 'integer' } } };
+/** What an invitation's link carries: 32 random bytes, base64url. */
+const INVITATION_TOKEN = /^[A-Za-z0-9_-]{43}$/;
+
+/**
+ * Signing in and out with a password, the current session, a password change, and joining through an invitation.
+ * The session cookie these set is what the console (and curl with a cookie jar) sends on every other route, with
+ * X-Organization-Id naming the organization and X-CSRF-Token on changes.
+ */
+@ApiTags('auth')
+@Controller('auth')
+export class AuthController {
+  constructor(
+    private readonly signIns: SignInService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  @Post('login')
+  @Public()
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({
+    summary: 'Sign in with email and password; sets the session cookie',
+    description:
+      'Answers who signed in, their organizations and the CSRF token, and sets the `flagstore_session` cookie (HttpOnly). With the cookie, ' +
+      'every route under /v1 that takes an API key takes the session too: send `X-Organization-Id: <one of your organizations>`, and ' +
+      '`X-CSRF-Token: <csrfToken>` on POST, PUT, PATCH and DELETE. An unknown email and a wrong password get the same 401 in the same time. ' +
+      'Failed sign-ins are limited per email (10 per 15 minutes) and per address (SIGN_IN_FAILURES_PER_MINUTE).',
+  })
+  @ApiJsonBody(LoginDto, {
+    password: { summary: 'Email and password', value: { email: 'maya@acme.example', password: 'correct horse battery staple' } },
+  })
+  @ApiOkResponse({ type: SessionDto, example: SESSION_EXAMPLE, headers: SET_COOKIE })
+  @ApiBadRequestResponse({ type: ApiErrorDto, description: 'A field is missing or not a string; the message names it' })
+  @ApiUnauthorizedResponse({ type: ApiErrorDto, description: 'WRONG_CREDENTIALS: unknown email or wrong password (one answer for both)' })
+  @ApiTooManyRequestsResponse({
+    type: ApiErrorDto,
+    headers: RETRY_AFTER,
+    description: 'RATE_LIMITED: too many failed sign-ins for this email or from this address',
+  })
+  @ApiServiceUnavailableResponse({ type: ApiErrorDto, description: 'Too many sign-ins are being checked at once; retry in a second' })
+  async login(@Req() request: Request, @Body() dto: LoginDto, @Res({ passthrough: true }) response: Response): Promise<SessionDto> {
+    const { body, session } = await this.signIns.login(request, dto);
+    this.setCookie(response, session);
+    return body;
+  }
+
+  @Get('session')
+  @SignedIn()
+  @ApiOperation({
+    summary: 'The signed-in user, their organizations and the CSRF token',
+    description: 'The sign-in body again, for a live session (the console asks on load). 401 once the session has ended.',
+  })
+  @ApiOkResponse({ type: SessionDto, example: SESSION_EXAMPLE })
+  session(@CurrentUser() user: SignedInUser): Promise<SessionDto> {
+    return this.signIns.body(user.userId, user.csrfToken);
+  }
+
+  @Post('logout')
+  @SignedIn()
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @ApiOperation({
+    summary: 'Sign out: the session ends on every instance',
+    description:
+      'Needs X-CSRF-Token. The session answers 401 from the next request on this instance, and within a second on every other; the cookie is cleared.',
+  })
+  @ApiNoContentResponse({ description: 'Signed out', headers: SET_COOKIE })
+  @ApiForbiddenResponse({ type: ApiErrorDto, description: 'CSRF_TOKEN_INVALID: no X-CSRF-Token, or not the session’s' })
+  async logout(@CurrentUser() user: SignedInUser, @Res({ passthrough: true }) response: Response): Promise<void> {
+    await this.signIns.logout(user);
+    response.setHeader('Set-Cookie', sessionCookieHeader('', 0, this.config.sessions.secureCookie));
+  }
+
+  @Post('password')
+  @SignedIn()
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @ApiOperation({
+    summary: "Change one's password; every other session of the user ends",
+    description:
+      'Needs X-CSRF-Token, and currentPassword when the user has a password (a user of single sign-on only may set one). This session goes on; ' +
+      'the others answer 401 from their next request. Wrong current passwords count as failed sign-ins.',
+  })
+  @ApiJsonBody(ChangePasswordDto, {
+    change: { summary: 'A new password', value: { currentPassword: 'correct horse battery staple', newPassword: 'a longer passphrase of mine' } },
+  })
+  @ApiNoContentResponse({ description: 'Changed' })
+  @ApiBadRequestResponse({ type: ApiErrorDto, description: 'newPassword outside 12-256 characters, or currentPassword wrong or missing' })
+  @ApiForbiddenResponse({ type: ApiErrorDto, description: 'CSRF_TOKEN_INVALID: no X-CSRF-Token, or not the session’s' })
+  changePassword(@Req() request: Request, @CurrentUser() user: SignedInUser, @Body() dto: ChangePasswordDto): Promise<void> {
+    return this.signIns.changePassword(request, user, dto);
+  }
+
+  @Post('invitations/:token/accept')
+  @Public()
+  @ApiOperation({
+    summary: "Join an organization through an invitation's link",
+    description:
+      'The token is the last part of the invitation url. With no user for the invited email yet: `{name, password}` creates one, ' +
+      'signs them in (200, the sign-in body and cookie). When a user has that email: send an empty body with that user’s session ' +
+      '(cookie and X-CSRF-Token): 204, they are now a member. A link works once, for 7 days.',
+  })
+  @ApiJsonBody(
+    AcceptInvitationDto,
+    {
+      newUser: { summary: 'A new user', value: { name: 'Sam Ortiz', password: 'a passphrase of my own' } },
+      existingUser: { summary: 'A signed-in user (with the session cookie)', value: {} },
+    },
+    { required: false },
+  )
+  @ApiOkResponse({ type: SessionDto, example: SESSION_EXAMPLE, headers: SET_COOKIE, description: 'A new user, signed in' })
+  @ApiNoContentResponse({ description: 'The signed-in user joined' })
+  @ApiBadRequestResponse({ type: ApiErrorDto, description: 'name and password missing for a new user, or outside their lengths' })
+  @ApiForbiddenResponse({ type: ApiErrorDto, description: 'A user has the invited email: sign in as them first; or CSRF_TOKEN_INVALID' })
+  @ApiNotFoundResponse({ type: ApiErrorDto, description: 'INVITATION_NOT_FOUND: no invitation has this token' })
+  @ApiGoneResponse({ type: ApiErrorDto, description: 'INVITATION_USED: accepted or withdrawn already, or expired' })
+  @ApiConflictResponse({ type: ApiErrorDto, description: 'Already a member of the organization' })
+  async acceptInvitation(
+    @Req() request: Request,
+    @Param('token') token: string,
+    @Body() dto: AcceptInvitationDto,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<SessionDto | undefined> {
+    if (!INVITATION_TOKEN.test(token)) throw PeopleErrors.invitationNotFound();
+    const { body, session } = await this.signIns.acceptInvitation(request, token, dto ?? {});
+    if (body === null || session === null) {
+      response.status(HttpStatus.NO_CONTENT);
+      return undefined;
+    }
+    response.status(HttpStatus.OK);
+    this.setCookie(response, session);
+    return body;
+  }
+
+  /** The cookie lasts as long as the session just issued may (SESSION_MAX_HOURS). */
+  private setCookie(response: Response, session: IssuedSession): void {
+    response.setHeader('Set-Cookie', sessionCookieHeader(session.token, this.config.sessions.maxMs / 1000, this.config.sessions.secureCookie));
+  }
+}

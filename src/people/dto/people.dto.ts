@@ -1,0 +1,200 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsEmail, IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
+import { PageQueryDto, pageFields } from '../../common/dto/pagination';
+import { CharLength } from '../../common/validation';
+import { Role, ROLES } from '../../auth/roles';
+import { Membership, User } from '../people.model';
+
+/** Passwords: 12 to 256 characters (README, "People and sessions"). */
+const PASSWORD = { minLength: 12, maxLength: 256, format: 'password' } as const;
+const EMAIL_MESSAGE = 'email must be an email address';
+const ROLE_MESSAGE = `role must be one of ${ROLES.join(', ')}`;
+const trimmed = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
+
+export class CreateUserDto {
+  @ApiProperty({ format: 'email', maxLength: 254, example: 'maya@acme.example', description: 'Unique among users, compared ignoring case' })
+  @Transform(trimmed)
+  @IsEmail({}, { message: EMAIL_MESSAGE })
+  @MaxLength(254)
+  email: string;
+
+  @ApiProperty({ minLength: 1, maxLength: 100, example: 'Maya Lin' })
+  @IsString()
+  @CharLength(1, 100)
+  name: string;
+
+  @ApiPropertyOptional({ ...PASSWORD, description: 'Optional: without one, the user signs in only through single sign-on' })
+  @IsOptional()
+  @IsString()
+  @CharLength(12, 256)
+  password?: string;
+}
+
+export class UserDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ format: 'email' }) email: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+
+  static from(user: User): UserDto {
+    return { id: user.id, email: user.email, name: user.name, createdAt: user.createdAt.toISOString() };
+  }
+}
+
+export class ListUsersQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ maxLength: 254, description: 'Keeps users whose email or name contains it, ignoring case' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(254)
+  search?: string;
+}
+
+export class UserPageDto {
+  @ApiProperty({ type: [UserDto] }) results: UserDto[];
+  @ApiProperty(pageFields.total) total: number;
+  @ApiProperty(pageFields.page) page: number;
+  @ApiProperty(pageFields.totalPages) totalPages: number;
+}
+
+export class AddMemberDto {
+  @ApiProperty({ format: 'uuid' })
+  @IsUUID('all', { message: 'userId must be a UUID' })
+  userId: string;
+
+  @ApiProperty({ enum: ROLES, example: 'editor' })
+  @IsIn(ROLES, { message: ROLE_MESSAGE })
+  role: Role;
+}
+
+export class UpdateMemberDto {
+  @ApiProperty({ enum: ROLES, example: 'viewer' })
+  @IsIn(ROLES, { message: ROLE_MESSAGE })
+  role: Role;
+}
+
+export class MemberDto {
+  @ApiProperty({ format: 'uuid' }) userId: string;
+  @ApiProperty({ format: 'email' }) email: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ enum: ROLES }) role: Role;
+  @ApiProperty({ format: 'date-time', description: 'When they joined' }) createdAt: string;
+
+  static from(member: Membership): MemberDto {
+    return { userId: member.userId, email: member.email, name: member.name, role: member.role, createdAt: member.createdAt.toISOString() };
+  }
+}
+
+export class FormerMemberDto {
+  @ApiProperty({ format: 'uuid' }) userId: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ format: 'date-time' }) leftAt: string;
+}
+
+export class MemberListDto {
+  @ApiProperty({ type: [MemberDto], description: 'Current members, oldest first' }) members: MemberDto[];
+  @ApiPropertyOptional({ type: [FormerMemberDto], description: 'With ?former=true: those who left (or were removed), so that history can name them' })
+  former?: FormerMemberDto[];
+}
+
+export class MembersQueryDto {
+  @ApiPropertyOptional({ enum: ['true', 'false'], description: 'Also list former members' })
+  @IsOptional()
+  @IsIn(['true', 'false'], { message: 'former must be true or false' })
+  former?: 'true' | 'false';
+}
+
+export class LoginDto {
+  @ApiProperty({ format: 'email', example: 'maya@acme.example' })
+  @IsString({ message: EMAIL_MESSAGE })
+  @MaxLength(254)
+  email: string;
+
+  @ApiProperty({ format: 'password', maxLength: 256 })
+  @IsString()
+  @MaxLength(256)
+  password: string;
+}
+
+export class ChangePasswordDto {
+  @ApiPropertyOptional({ format: 'password', maxLength: 256, description: 'Required when the user has a password' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(256)
+  currentPassword?: string;
+
+  @ApiProperty(PASSWORD)
+  @IsString()
+  @CharLength(12, 256)
+  newPassword: string;
+}
+
+export class SessionUserDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ format: 'email' }) email: string;
+  @ApiProperty() name: string;
+}
+
+export class SessionOrganizationDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ enum: ROLES }) role: Role;
+}
+
+export class SessionDto {
+  @ApiProperty({ type: SessionUserDto }) user: SessionUserDto;
+  @ApiProperty({ type: [SessionOrganizationDto], description: "The user's organizations, by name; send one's id as X-Organization-Id" })
+  organizations: SessionOrganizationDto[];
+  @ApiProperty({ description: 'Send it as X-CSRF-Token on every change (POST, PUT, PATCH, DELETE) made with this session' })
+  csrfToken: string;
+}
+
+export class CreateInvitationDto {
+  @ApiProperty({ format: 'email', maxLength: 254, example: 'sam@acme.example' })
+  @Transform(trimmed)
+  @IsEmail({}, { message: EMAIL_MESSAGE })
+  @MaxLength(254)
+  email: string;
+
+  @ApiProperty({ enum: ROLES, example: 'editor' })
+  @IsIn(ROLES, { message: ROLE_MESSAGE })
+  role: Role;
+}
+
+export class InvitationDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ format: 'email' }) email: string;
+  @ApiProperty({ enum: ROLES }) role: Role;
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+  @ApiProperty({ format: 'date-time' }) expiresAt: string;
+}
+
+export class CreatedInvitationDto extends InvitationDto {
+  @ApiProperty({
+    format: 'uri',
+    description: "The console's page where the invited person joins: shown once, valid 7 days, single use. Send it to them",
+  })
+  url: string;
+}
+
+export class AcceptInvitationDto {
+  @ApiPropertyOptional({ minLength: 1, maxLength: 100, description: 'Required when no user has the invited email yet' })
+  @IsOptional()
+  @IsString()
+  @CharLength(1, 100)
+  name?: string;
+
+  @ApiPropertyOptional({ ...PASSWORD, description: 'Required when no user has the invited email yet' })
+  @IsOptional()
+  @IsString()
+  @CharLength(12, 256)
+  password?: string;
+}
+
+export class OrganizationApiKeyDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ isArray: true, enum: ['FLAGS_READ', 'FLAGS_WRITE', 'STORAGE_READ', 'STORAGE_WRITE'] }) permissions: string[];
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+  @ApiProperty({ format: 'date-time', nullable: true, type: String }) revokedAt: string | null;
+}

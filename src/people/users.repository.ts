@@ -1,0 +1,73 @@
+import { Injectable } from '@nestjs/common';
+import { containsPattern } from '../common/like-pattern';
+import { pagedRows } from '../database/paged-rows';
+import { Db, isUniqueViolation, Transaction } from '../database/sql';
+import { User, UserOrganization, UserWithPassword } from './people.model';
+
+const USER = `id, email, name, created_at AS "createdAt"`;
+export const USER_EMAIL_KEY = 'users_email_key';
+
+/** The `users` rows, on the `Db` it is given. A deleted user keeps their row (marked) so that history can name them. */
+@Injectable()
+export class UsersRepository {
+  /** The new user, or null when a user with that email (ignoring case) exists. */
+  async create(db: Db, email: string, name: string, passwordHash: string | null): Promise<User | null> {
+    try {
+      return await db.row<User>(`INSERT INTO users (email, name, password_hash) VALUES ($1, $2, $3) RETURNING ${USER}`, [email, name, passwordHash]);
+    } catch (error) {
+      if (isUniqueViolation(error, USER_EMAIL_KEY)) return null;
+      throw error;
+    }
+  }
+
+  find(db: Db, userId: string): Promise<User | null> {
+    return db.row<User>(`SELECT ${USER} FROM users WHERE id = $1 AND deleted_at IS NULL`, [userId]);
+  }
+
+  findByEmail(db: Db, email: string): Promise<UserWithPassword | null> {
+    return db.row<UserWithPassword>(
+      `SELECT ${USER}, password_hash AS "passwordHash" FROM users WHERE lower(email) = lower($1) AND deleted_at IS NULL`,
+      [email],
+    );
+  }
+
+  findWithPassword(db: Db, userId: string): Promise<UserWithPassword | null> {
+    return db.row<UserWithPassword>(`SELECT ${USER}, password_hash AS "passwordHash" FROM users WHERE id = $1 AND deleted_at IS NULL`, [userId]);
+  }
+
+  /** Locks the user's row for the rest of the transaction; null when there is no such user. */
+  lock(tx: Transaction, userId: string): Promise<User | null> {
+    return tx.row<User>(`SELECT ${USER} FROM users WHERE id = $1 AND deleted_at IS NULL FOR UPDATE`, [userId]);
+  }
+
+  /** A page of users, newest first; `search` is a case-insensitive substring of the email or name, taken literally. */
+  list(db: Db, filter: { search?: string; offset: number; limit: number }): Promise<{ rows: User[]; total: number }> {
+    const parameters: unknown[] = [];
+    let where = 'deleted_at IS NULL';
+    if (filter.search) {
+      parameters.push(containsPattern(filter.search));
+      where += ' AND (email ILIKE $1 OR name ILIKE $1)';
+    }
+    return pagedRows<User>(db, { columns: USER, table: 'users', where, parameters, offset: filter.offset, limit: filter.limit });
+  }
+
+  async setPassword(db: Db, userId: string, passwordHash: string): Promise<void> {
+    await db.rows(`UPDATE users SET password_hash = $2, changed_xid = pg_current_xact_id() WHERE id = $1 AND deleted_at IS NULL`, [
+      userId,
+      passwordHash,
+    ]);
+  }
+
+  async markDeleted(tx: Transaction, userId: string): Promise<void> {
+    await tx.rows(`UPDATE users SET deleted_at = clock_timestamp(), changed_xid = pg_current_xact_id() WHERE id = $1`, [userId]);
+  }
+
+  /** The user's organizations with their role, by name. */
+  organizationsOf(db: Db, userId: string): Promise<UserOrganization[]> {
+    return db.rows<UserOrganization>(
+      `SELECT o.id, o.name, m.role FROM memberships m JOIN organizations o ON o.id = m.organization_id
+       WHERE m.user_id = $1 AND m.left_at IS NULL ORDER BY o.name, o.id`,
+      [userId],
+    );
+  }
+}

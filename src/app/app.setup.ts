@@ -4,7 +4,8 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger as PinoLogger } from 'pino';
 import { pinoHttp } from 'pino-http';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { ADMIN_SECURITY, API_KEY_HEADER_SECURITY, API_KEY_SECURITY } from '../auth/auth.decorators';
+import { ADMIN_SECURITY, API_KEY_HEADER_SECURITY, API_KEY_SECURITY, SESSION_SECURITY } from '../auth/auth.decorators';
+import { SESSION_COOKIE } from '../auth/sessions/session-token';
 import { API_PREFIX } from '../http/api-prefix';
 import { apiCors, corsMiddleware } from '../http/cors';
 import { errorShapeOf, writeApiError } from '../http/error-response';
@@ -76,7 +77,8 @@ function setupOpenApi(app: INestApplication, config: AppConfig): void {
       .setTitle('Flagstore')
       .setDescription(
         'Typed feature flags for game servers and file storage for the files games upload. ' +
-          'Every endpoint under /v1 takes `Authorization: Bearer <API_KEY>`; the admin API takes the ADMIN_TOKEN instead.',
+          "Every endpoint under /v1 takes `Authorization: Bearer <API_KEY>`, or a signed-in person's session cookie with " +
+          '`X-Organization-Id` (and `X-CSRF-Token` on changes); the admin API takes the ADMIN_TOKEN instead.',
       )
       .setVersion('1')
       .addServer(config.urls.publicUrl)
@@ -100,6 +102,19 @@ function setupOpenApi(app: INestApplication, config: AppConfig): void {
           description: 'The ADMIN_TOKEN of this deployment: an opaque secret of at least 32 characters chosen by the operator (not a JWT)',
         },
         ADMIN_SECURITY,
+      )
+      .addCookieAuth(
+        SESSION_COOKIE,
+        {
+          type: 'apiKey',
+          in: 'cookie',
+          name: SESSION_COOKIE,
+          description:
+            'The session of a signed-in person (POST /v1/auth/login sets it; HttpOnly). On the routes of an organization send ' +
+            '`X-Organization-Id: <one of your organizations>` with it; on POST, PUT, PATCH and DELETE also `X-CSRF-Token: <csrfToken>` ' +
+            'from the sign-in answer or GET /v1/auth/session. A request that carries a bearer key is judged by the key alone.',
+        },
+        SESSION_SECURITY,
       )
       .addApiKey(
         { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key (`fsk_...`, as for bearer authentication), on the OFREP routes' },

@@ -13,6 +13,11 @@ const FLAG_HELP: Record<FlagName, string> = {
   search: '<text>',
   page: '<n>',
   limit: '<n>',
+  email: '<email>',
+  user: '<userId>',
+  role: 'viewer|editor|admin',
+  'admin-email': '<email>',
+  'admin-name': '<name>',
 };
 
 export interface ParsedFlags {

@@ -9,15 +9,42 @@ import {
   UpdateOrganizationDto,
 } from '../organizations/dto/organization.dto';
 import type { OrganizationsService } from '../organizations/organizations.service';
+import { AddMemberDto, CreateUserDto, ListUsersQueryDto, UpdateMemberDto } from '../people/dto/people.dto';
+import type { PeopleService } from '../people/people.service';
 import { CliError } from './cli-error';
 
 /**
- * The admin CLI's commands. Each does exactly what its admin API call does, through the same OrganizationsService
- * and the same DTO validation rules.
+ * The admin CLI's commands. Each does exactly what its admin API call does, through the same OrganizationsService or
+ * PeopleService and the same DTO validation rules. Passwords come from the environment (PASSWORD_VARIABLE), never
+ * from a flag: a command line is visible to every user of the machine and kept in shell histories.
  */
 
-export type FlagName = 'name' | 'bytes' | 'org' | 'key' | 'permissions' | 'plan' | 'subscription' | 'search' | 'page' | 'limit';
+export type FlagName =
+  | 'name'
+  | 'bytes'
+  | 'org'
+  | 'key'
+  | 'permissions'
+  | 'plan'
+  | 'subscription'
+  | 'search'
+  | 'page'
+  | 'limit'
+  | 'email'
+  | 'user'
+  | 'role'
+  | 'admin-email'
+  | 'admin-name';
 export type Flags = Partial<Record<FlagName, string>>;
+
+/** The services a command calls. */
+export interface CliServices {
+  organizations: OrganizationsService;
+  people: PeopleService;
+}
+
+/** Where create-user and create-org read a password from. */
+export const PASSWORD_VARIABLE = 'FLAGSTORE_PASSWORD';
 
 export interface CommandSpec {
   summary: string;
@@ -29,7 +56,11 @@ export interface CommandSpec {
    * Validates the flags (before any database is opened) and returns the call to make; null for `migrate`.
    * `flags` holds every required flag, `optional` the optional ones given.
    */
-  prepare(flags: Required<Flags>, optional: Flags): Promise<(service: OrganizationsService) => Promise<unknown>> | null;
+  prepare(
+    flags: Required<Flags>,
+    optional: Flags,
+    env: Record<string, string | undefined>,
+  ): Promise<(services: CliServices) => Promise<unknown>> | null;
 }
 
 /** Which flag a DTO property comes from, so that a validation message names both. */
@@ -41,15 +72,85 @@ const FLAG_OF_PROPERTY: Record<string, FlagName> = {
   search: 'search',
   page: 'page',
   limit: 'limit',
+  email: 'email',
+  userId: 'user',
+  role: 'role',
 };
 
 export const COMMANDS: Record<string, CommandSpec> = {
   'create-org': {
-    summary: 'Create an organization (POST /v1/admin/organizations)',
+    summary: `Create an organization, with --admin-email and --admin-name its first admin (password in $${PASSWORD_VARIABLE} for a new user) (POST /v1/admin/organizations)`,
     flags: ['name'],
+    optionalFlags: ['admin-email', 'admin-name'],
+    prepare: async (flags, optional, env) => {
+      const wantsAdmin = optional['admin-email'] !== undefined || optional['admin-name'] !== undefined;
+      if (wantsAdmin && (optional['admin-email'] === undefined || optional['admin-name'] === undefined)) {
+        throw new CliError('USAGE_ERROR', '--admin-email and --admin-name go together');
+      }
+      const admin = wantsAdmin ? { email: optional['admin-email'], name: optional['admin-name'], password: password(env) } : undefined;
+      const dto = await validated(CreateOrganizationDto, { name: flags.name, ...(admin && { admin }) });
+      return ({ organizations }) => organizations.createOrganization(dto);
+    },
+  },
+  'create-user': {
+    summary: `Create a user; with $${PASSWORD_VARIABLE} set, they sign in with that password (POST /v1/admin/users)`,
+    flags: ['email', 'name'],
+    prepare: async (flags, _optional, env) => {
+      const given = env[PASSWORD_VARIABLE];
+      const dto = await validated(CreateUserDto, { email: flags.email, name: flags.name, ...(given !== undefined && { password: given }) });
+      return ({ people }) => people.createUser(dto);
+    },
+  },
+  'list-users': {
+    summary: 'List users, newest first (GET /v1/admin/users)',
+    flags: [],
+    optionalFlags: ['search', 'page', 'limit'],
+    prepare: async (_flags, optional) => {
+      const given = Object.fromEntries(Object.entries(optional).filter(([, value]) => value !== undefined));
+      const query = await validated(ListUsersQueryDto, given);
+      return ({ people }) => people.listUsers(query);
+    },
+  },
+  'delete-user': {
+    summary: 'Delete a user: their sessions and memberships end (DELETE /v1/admin/users/{userId})',
+    flags: ['user'],
     prepare: async (flags) => {
-      const dto = await validated(CreateOrganizationDto, { name: flags.name });
-      return (service) => service.createOrganization(dto);
+      const user = uuid('user', flags.user);
+      return async ({ people }) => {
+        await people.deleteUser(user);
+        return { deleted: user };
+      };
+    },
+  },
+  'add-member': {
+    summary: 'Make a user a member of an organization (POST /v1/admin/organizations/{orgId}/members)',
+    flags: ['org', 'user', 'role'],
+    prepare: async (flags) => {
+      const org = uuid('org', flags.org);
+      const dto = await validated(AddMemberDto, { userId: flags.user, role: flags.role });
+      return ({ people }) => people.addMember(org, dto);
+    },
+  },
+  'set-role': {
+    summary: "Change a member's role (PATCH /v1/admin/organizations/{orgId}/members/{userId})",
+    flags: ['org', 'user', 'role'],
+    prepare: async (flags) => {
+      const org = uuid('org', flags.org);
+      const user = uuid('user', flags.user);
+      const dto = await validated(UpdateMemberDto, { role: flags.role });
+      return ({ people }) => people.setRole(org, user, dto.role);
+    },
+  },
+  'remove-member': {
+    summary: 'Remove a member from an organization (DELETE /v1/admin/organizations/{orgId}/members/{userId})',
+    flags: ['org', 'user'],
+    prepare: async (flags) => {
+      const org = uuid('org', flags.org);
+      const user = uuid('user', flags.user);
+      return async ({ people }) => {
+        await people.removeMember(org, user);
+        return { removed: user, organization: org };
+      };
     },
   },
   'list-orgs': {
@@ -60,7 +161,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
       // Only what was given, so that the DTO's defaults (page 1, 20 per page) apply to the rest, as for a query string.
       const given = Object.fromEntries(Object.entries(optional).filter(([, value]) => value !== undefined));
       const query = await validated(ListOrganizationsQueryDto, given);
-      return (service) => service.listOrganizations(query);
+      return ({ organizations }) => organizations.listOrganizations(query);
     },
   },
   'show-org': {
@@ -68,7 +169,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
     flags: ['org'],
     prepare: async (flags) => {
       const org = uuid('org', flags.org);
-      return (service) => service.getOrganization(org);
+      return ({ organizations }) => organizations.getOrganization(org);
     },
   },
   'set-allocation': {
@@ -77,7 +178,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
     prepare: async (flags) => {
       const org = uuid('org', flags.org);
       const dto = await validated(UpdateOrganizationDto, { storageAllocation: integerArgument('bytes', 'storageAllocation', flags.bytes) });
-      return (service) => service.updateOrganization(org, dto);
+      return ({ organizations }) => organizations.updateOrganization(org, dto);
     },
   },
   'create-key': {
@@ -87,7 +188,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
       const org = uuid('org', flags.org);
       const permissions = flags.permissions.trim() === '' ? [] : flags.permissions.split(',').map((p) => p.trim());
       const dto = await validated(CreateApiKeyDto, { name: flags.name, permissions });
-      return (service) => service.createApiKey(org, dto);
+      return ({ organizations }) => organizations.createApiKey(org, dto);
     },
   },
   'revoke-key': {
@@ -96,8 +197,8 @@ export const COMMANDS: Record<string, CommandSpec> = {
     prepare: async (flags) => {
       const org = uuid('org', flags.org);
       const key = uuid('key', flags.key);
-      return async (service) => {
-        await service.revokeApiKey(org, key);
+      return async ({ organizations }) => {
+        await organizations.revokeApiKey(org, key);
         return { revoked: key };
       };
     },
@@ -108,7 +209,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
     prepare: async (flags) => {
       const org = uuid('org', flags.org);
       const dto = await validated(CreateSubscriptionDto, { plan: flags.plan });
-      return (service) => service.createSubscription(org, dto);
+      return ({ organizations }) => organizations.createSubscription(org, dto);
     },
   },
   unsubscribe: {
@@ -117,8 +218,8 @@ export const COMMANDS: Record<string, CommandSpec> = {
     prepare: async (flags) => {
       const org = uuid('org', flags.org);
       const subscription = uuid('subscription', flags.subscription);
-      return async (service) => {
-        await service.cancelSubscription(org, subscription);
+      return async ({ organizations }) => {
+        await organizations.cancelSubscription(org, subscription);
         return { cancelled: subscription };
       };
     },
@@ -144,6 +245,13 @@ async function validated<T extends object>(type: ClassConstructor<T>, plain: Rec
     throw new CliError('VALIDATION_ERROR', `${describeValidationErrors(errors)}${flag ? ` (--${flag})` : ''}`);
   }
   return dto;
+}
+
+/** The password a command was given in the environment; required where a new user needs one. */
+function password(env: Record<string, string | undefined>): string {
+  const value = env[PASSWORD_VARIABLE];
+  if (value === undefined) throw new CliError('USAGE_ERROR', `Set ${PASSWORD_VARIABLE} to the first admin's password (12-256 characters)`);
+  return value;
 }
 
 function uuid(flag: FlagName, value: string): string {

@@ -4,6 +4,7 @@ import { AppConfig, ConfigValidationError, loadConfig } from '../config/app-conf
 import { DatabaseInUseError } from '../database/database-setup-error';
 import { openDatabase } from '../database/open-database';
 import { OrganizationsService } from '../organizations/organizations.service';
+import { PeopleService } from '../people/people.service';
 import { commandUsage, parseFlags, usage } from './arguments';
 import { CliError } from './cli-error';
 import { commandNamed } from './commands';
@@ -45,7 +46,7 @@ export async function runCli(argv: string[]): Promise<number> {
     process.stdout.write(commandUsage(commandName, command));
     return 0;
   }
-  const call = await command.prepare(parsed.flags, parsed.optional);
+  const call = await command.prepare(parsed.flags, parsed.optional, process.env);
 
   let config: AppConfig;
   try {
@@ -79,7 +80,7 @@ export async function runCli(argv: string[]): Promise<number> {
       });
       try {
         // The service opens its transactions itself, exactly as for an HTTP request.
-        result = await call(app.get(OrganizationsService));
+        result = await call({ organizations: app.get(OrganizationsService), people: app.get(PeopleService) });
       } finally {
         await app.close();
       }

@@ -38,7 +38,10 @@ export function requestLogLine(request: IncomingMessage, response: ServerRespons
     route: routePattern(request),
     status: response.statusCode,
     durationMs,
-    ...(principal && { organizationId: principal.organizationId, ...(principal.type === 'apiKey' ? { keyId: principal.id } : { userId: principal.id }) }),
+    ...(principal && {
+      organizationId: principal.organizationId,
+      ...(principal.type === 'apiKey' ? { keyId: principal.id } : { userId: principal.id }),
+    }),
   };
 }
 

@@ -16,6 +16,7 @@ import { Permission } from '../auth/permission';
 import {
   CreateApiKeyDto,
   CreatedApiKeyDto,
+  CreatedOrganizationDto,
   CreateOrganizationDto,
   CreateSubscriptionDto,
   ListOrganizationsQueryDto,
@@ -27,6 +28,7 @@ import {
 } from './dto/organization.dto';
 import {
   CREATED_API_KEY_EXAMPLE,
+  CREATED_ORGANIZATION_EXAMPLE,
   ORGANIZATION_DETAIL_EXAMPLE,
   ORGANIZATION_EXAMPLE,
   ORGANIZATION_PAGE_EXAMPLE,
@@ -49,11 +51,19 @@ export class AdminController {
     description:
       'The tenant that owns flags, files and API keys. It starts with the default storage allocation ' +
       '(STORAGE_DEFAULT_ALLOCATION, 1 GiB unless configured) and no subscription, so its flag allowance is 5. ' +
-      'Next: issue it an API key. CLI: `create-org --name <name>`.',
+      'With `admin`, its first admin too, in the same transaction: a new user with that email, name and password, or the existing ' +
+      'user with that email (who keeps their password), who can sign in at once (POST /v1/auth/login). ' +
+      'Next: issue it an API key, or sign in. CLI: `create-org --name <name> [--admin-email <email> --admin-name <name>]` (password in FLAGSTORE_PASSWORD).',
   })
-  @ApiJsonBody(CreateOrganizationDto, { studio: { summary: 'A studio', value: { name: 'Acme Games' } } })
-  @ApiCreatedResponse({ type: OrganizationDto, example: ORGANIZATION_EXAMPLE })
-  createOrganization(@Body() dto: CreateOrganizationDto): Promise<OrganizationDto> {
+  @ApiJsonBody(CreateOrganizationDto, {
+    studio: { summary: 'A studio', value: { name: 'Acme Games' } },
+    withAdmin: {
+      summary: 'A studio and its first admin, who signs in at once',
+      value: { name: 'Acme Games', admin: { email: 'maya@acme.example', name: 'Maya Lin', password: 'correct horse battery staple' } },
+    },
+  })
+  @ApiCreatedResponse({ type: CreatedOrganizationDto, example: CREATED_ORGANIZATION_EXAMPLE })
+  createOrganization(@Body() dto: CreateOrganizationDto): Promise<CreatedOrganizationDto> {
     return this.organizations.createOrganization(dto);
   }
 

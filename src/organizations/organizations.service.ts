@@ -45,10 +45,13 @@ export class OrganizationsService {
     if (admin === undefined) return OrganizationDto.from(await this.organizations.createOrganization(this.sql, dto.name, allocation));
     if (this.founder === undefined) throw new Error('No OrganizationFounder is provided: the people module is missing');
     const founder = this.founder;
-    return this.transactions.run(async (tx) => {
+    const created = await this.transactions.run(async (tx) => {
       const organization = await this.organizations.createOrganization(tx, dto.name, allocation);
       return { ...OrganizationDto.from(organization), admin: await founder.found(tx, organization.id, admin) };
     });
+    // An existing user's sessions learn of their new organization from the next request.
+    this.bus.publish('user', created.admin.id);
+    return created;
   }
 
   async listOrganizations(query: ListOrganizationsQueryDto): Promise<OrganizationPageDto> {

@@ -1,31 +1,15 @@
-import { Global, Module } from '@nestjs/common';
-import { ORGANIZATION_FOUNDER } from '../organizations/organization-founder';
+import { Module } from '@nestjs/common';
 import { OrganizationsModule } from '../organizations/organizations.module';
 import { AdminPeopleController } from './admin-people.controller';
 import { AuthController } from './auth.controller';
-import { InvitationsRepository } from './invitations.repository';
-import { MembershipsRepository } from './memberships.repository';
+import { MembersModule } from './members.module';
 import { OrganizationPeopleController } from './organization-people.controller';
-import { PeopleService } from './people.service';
 import { SignInService } from './sign-in.service';
-import { UsersRepository } from './users.repository';
 
-/**
- * People: users, memberships, invitations and signing in (README, "People and sessions"); sessions themselves are
- * auth's. Global for one provider: OrganizationsService finds the organization founder (PeopleService) through it.
- */
-@Global()
+/** People on the HTTP API (README, "People and sessions"): the admin API's users and members, signing in, and an organization's own people and keys. */
 @Module({
-  imports: [OrganizationsModule],
+  imports: [MembersModule, OrganizationsModule],
   controllers: [AuthController, AdminPeopleController, OrganizationPeopleController],
-  providers: [
-    UsersRepository,
-    MembershipsRepository,
-    InvitationsRepository,
-    PeopleService,
-    SignInService,
-    { provide: ORGANIZATION_FOUNDER, useExisting: PeopleService },
-  ],
-  exports: [PeopleService, SignInService, ORGANIZATION_FOUNDER],
+  providers: [SignInService],
 })
 export class PeopleModule {}

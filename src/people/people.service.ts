@@ -3,7 +3,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { SessionPrincipal } from '../auth/principal';
 import { Role } from '../auth/roles';
 import { PasswordHasher } from '../auth/sessions/password-hasher';
-import { SessionAuthenticator } from '../auth/sessions/session-authenticator';
+import { SessionsRepository } from '../auth/sessions/sessions.repository';
+import { InvalidationBus } from '../invalidation/invalidation-bus';
 import { CLOCK, Clock } from '../common/clock';
 import { pageWindow, totalPages } from '../common/dto/pagination';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
@@ -39,7 +40,8 @@ export const INVITATION_TTL_MS = 7 * 24 * 3_600_000;
  * Users and their memberships: what the admin API and the CLI manage, and what an organization's admins manage of
  * their own organization (members, invitations). Every change that could leave an organization without an admin
  * runs under the organization's row lock, so that two of them racing (two admins removing each other) are judged one
- * after the other. After a commit that changed someone's memberships, their sessions are read again everywhere.
+ * after the other. After a commit that changed someone's memberships, the invalidation bus's `user` message has every
+ * instance read their sessions again (and `session` drops the sessions a commit ended).
  */
 @Injectable()
 export class PeopleService implements OrganizationFounder {
@@ -51,7 +53,8 @@ export class PeopleService implements OrganizationFounder {
     private readonly invitations: InvitationsRepository,
     private readonly organizations: OrganizationsRepository,
     private readonly hasher: PasswordHasher,
-    private readonly sessions: SessionAuthenticator,
+    private readonly sessions: SessionsRepository,
+    private readonly bus: InvalidationBus,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -84,8 +87,8 @@ export class PeopleService implements OrganizationFounder {
       await this.users.markDeleted(tx, userId);
       return sessionIds;
     });
-    this.sessions.announceEnded(ended);
-    this.sessions.announceUserChanged(userId);
+    for (const sessionId of ended) this.bus.publish('session', sessionId);
+    this.bus.publish('user', userId);
   }
 
   /** OrganizationFounder: the organization being created gets `admin` (found by email, else created) as its admin. */
@@ -102,15 +105,16 @@ export class PeopleService implements OrganizationFounder {
   }
 
   async addMember(organizationId: string, dto: AddMemberDto): Promise<MemberDto> {
-    return this.transactions.run(async (tx) => {
+    const member = await this.transactions.run(async (tx) => {
       if (!(await this.organizations.lockOrganization(tx, organizationId))) throw OrganizationsErrors.organizationNotFound(organizationId);
       const user = await this.users.find(tx, dto.userId);
       if (!user) throw PeopleErrors.userNotFound(dto.userId);
       const added = await this.memberships.add(tx, organizationId, user.id, dto.role);
       if (!added) throw PeopleErrors.alreadyAMember();
-      // No announcement: a session that does not know the membership yet reads it on first use.
       return { userId: user.id, email: user.email, name: user.name, role: dto.role, createdAt: added.createdAt.toISOString() };
     });
+    this.bus.publish('user', member.userId);
+    return member;
   }
 
   async listMembers(organizationId: string, former: boolean): Promise<MemberListDto> {
@@ -130,7 +134,7 @@ export class PeopleService implements OrganizationFounder {
       await this.memberships.setRole(tx, organizationId, userId, role);
       return { ...MemberDto.from(current), role };
     });
-    this.sessions.announceUserChanged(userId);
+    this.bus.publish('user', userId);
     return member;
   }
 
@@ -141,7 +145,7 @@ export class PeopleService implements OrganizationFounder {
       if (current.role === 'admin' && (await this.memberships.adminCount(tx, organizationId)) <= 1) throw PeopleErrors.lastAdmin();
       await this.memberships.remove(tx, organizationId, userId);
     });
-    this.sessions.announceUserChanged(userId);
+    this.bus.publish('user', userId);
   }
 
   /** An invitation with a single-use link to the console's page where the invited person joins. */

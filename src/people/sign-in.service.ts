@@ -4,7 +4,9 @@ import { SignedInUser } from '../auth/principal';
 import { RequestAuthenticator } from '../auth/request-authenticator';
 import { PasswordHasher } from '../auth/sessions/password-hasher';
 import { IssuedSession, SessionAuthenticator } from '../auth/sessions/session-authenticator';
+import { SessionsRepository } from '../auth/sessions/sessions.repository';
 import { SignInLimiter } from '../auth/sessions/sign-in-limiter';
+import { InvalidationBus } from '../invalidation/invalidation-bus';
 import { CLOCK, Clock } from '../common/clock';
 import { Db, Sql, Transaction } from '../database/sql';
 import { Transactions } from '../database/transactions';
@@ -44,7 +46,9 @@ export class SignInService {
     private readonly hasher: PasswordHasher,
     private readonly limiter: SignInLimiter,
     private readonly sessions: SessionAuthenticator,
+    private readonly sessionRows: SessionsRepository,
     private readonly requests: RequestAuthenticator,
+    private readonly bus: InvalidationBus,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
@@ -90,9 +94,9 @@ export class SignInService {
     const passwordHash = await this.hasher.hash(dto.newPassword);
     const ended = await this.transactions.run(async (tx) => {
       await this.users.setPassword(tx, user.id, passwordHash);
-      return this.sessions.endAllOf(tx, user.id, signedIn.sessionId);
+      return this.sessionRows.endAllOf(tx, user.id, signedIn.sessionId);
     });
-    this.sessions.announceEnded(ended);
+    for (const sessionId of ended) this.bus.publish('session', sessionId);
   }
 
   /**
@@ -104,7 +108,7 @@ export class SignInService {
     // The session is checked before the transaction, so that a wrong one is refused without locking anything.
     const signedIn = await this.optionalSession(request);
     const passwordHash = dto.password === undefined ? undefined : await this.hasher.hash(dto.password);
-    return this.transactions.run(async (tx) => {
+    const acceptance = await this.transactions.run(async (tx): Promise<Acceptance & { joined: string }> => {
       const invitation = await this.invitations.lockByToken(tx, tokenHash);
       if (!invitation) throw PeopleErrors.invitationNotFound();
       if (invitation.acceptedAt) throw PeopleErrors.invitationUsed('accepted');
@@ -114,7 +118,7 @@ export class SignInService {
       if (existing) {
         if (signedIn?.userId !== existing.id) throw PeopleErrors.signInToAccept(invitation.email);
         await this.join(tx, invitation, existing.id);
-        return { body: null, session: null };
+        return { body: null, session: null, joined: existing.id };
       }
       if (dto.name === undefined || passwordHash === undefined) throw PeopleErrors.nameAndPasswordRequired();
       const user = await this.users.create(tx, invitation.email, dto.name, passwordHash);
@@ -122,8 +126,14 @@ export class SignInService {
       await this.join(tx, invitation, user.id);
       const session = await this.sessions.issue(tx, user.id);
       const organizations = await this.users.organizationsOf(tx, user.id);
-      return { session, body: { user: { id: user.id, email: user.email, name: user.name }, organizations, csrfToken: session.csrfToken } };
+      return {
+        session,
+        body: { user: { id: user.id, email: user.email, name: user.name }, organizations, csrfToken: session.csrfToken },
+        joined: user.id,
+      };
     });
+    this.bus.publish('user', acceptance.joined);
+    return acceptance;
   }
 
   private async join(tx: Transaction, invitation: Invitation, userId: string): Promise<void> {

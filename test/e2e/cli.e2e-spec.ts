@@ -266,6 +266,39 @@ describe('admin CLI', () => {
     }
   });
 
+  it('manages people as the admin API does: users, members, roles, an organization with its first admin', async () => {
+    const org = (await cli('create-org', '--name', 'People', '--admin-email', 'boss@cli.example', '--admin-name', 'Boss')).error;
+    expect(org).toEqual({ code: 'USAGE_ERROR', message: expect.stringMatching(/FLAGSTORE_PASSWORD/) });
+    const founded = await runCli(['create-org', '--name', 'People', '--admin-email', 'boss@cli.example', '--admin-name', 'Boss'], {
+      DATABASE_URL: t.databaseUrl,
+      DATA_DIR: dataDir,
+      FLAGSTORE_PASSWORD: 'the boss passphrase',
+    });
+    expect(founded.code).toBe(0);
+    expect(founded.json.admin).toEqual({ id: expect.any(String), email: 'boss@cli.example', name: 'Boss' });
+    await request(t.http).post('/v1/auth/login').send({ email: 'boss@cli.example', password: 'the boss passphrase' }).expect(200);
+
+    const badEmail = await cli('create-user', '--email', 'nope', '--name', 'X');
+    expect(badEmail.error).toEqual({ code: 'VALIDATION_ERROR', message: expect.stringMatching(/email must be an email.*--email/) });
+    const user = await cli('create-user', '--email', 'sam@cli.example', '--name', 'Sam');
+    expect(user.json).toEqual({ id: expect.any(String), email: 'sam@cli.example', name: 'Sam', createdAt: expect.any(String) });
+    const added = await cli('add-member', '--org', founded.json.id, '--user', user.json.id, '--role', 'editor');
+    expect(added.json).toMatchObject({ userId: user.json.id, role: 'editor' });
+    const badRole = await cli('set-role', '--org', founded.json.id, '--user', user.json.id, '--role', 'owner');
+    expect(badRole.error?.message).toMatch(/role must be one of viewer, editor, admin \(--role\)/);
+    expect((await cli('set-role', '--org', founded.json.id, '--user', user.json.id, '--role', 'viewer')).json).toMatchObject({ role: 'viewer' });
+    const lastAdmin = await cli('remove-member', '--org', founded.json.id, '--user', founded.json.admin.id);
+    expect(lastAdmin.error?.code).toBe('LAST_ADMIN');
+    expect((await cli('remove-member', '--org', founded.json.id, '--user', user.json.id)).json).toEqual({
+      removed: user.json.id,
+      organization: founded.json.id,
+    });
+    const listed = await cli('list-users', '--search', 'cli.example');
+    expect(listed.json.results.map((u: { email: string }) => u.email)).toEqual(['sam@cli.example', 'boss@cli.example']);
+    expect((await cli('delete-user', '--user', user.json.id)).json).toEqual({ deleted: user.json.id });
+    expect((await cli('delete-user', '--user', user.json.id)).error?.code).toBe('USER_NOT_FOUND');
+  });
+
   it('migrates an up-to-date database as a no-op', async () => {
     const run = await cli('migrate');
     expect(run.code).toBe(0);

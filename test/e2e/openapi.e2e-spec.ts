@@ -44,6 +44,40 @@ const ADMIN_OPERATIONS: [string, string, string[]][] = [
   ['delete', '/v1/admin/organizations/{orgId}/subscriptions/{subscriptionId}', ['204', '401', '404', '429', ...BODY]],
 ];
 
+// The admin API's people: users and memberships.
+const ADMIN_PEOPLE_OPERATIONS: [string, string, string[]][] = [
+  ['post', '/v1/admin/users', ['201', '401', '409', '429', ...BODY]],
+  ['get', '/v1/admin/users', ['200', '400', '401', '429', ...ANY]],
+  ['delete', '/v1/admin/users/{userId}', ['204', '401', '404', '409', '429', ...BODY]],
+  ['post', '/v1/admin/organizations/{orgId}/members', ['201', '401', '404', '409', '429', ...BODY]],
+  ['patch', '/v1/admin/organizations/{orgId}/members/{userId}', ['200', '401', '404', '409', '429', ...BODY]],
+  ['delete', '/v1/admin/organizations/{orgId}/members/{userId}', ['204', '401', '404', '409', '429', ...BODY]],
+];
+
+// An organization's people and keys: a signed-in member only (403 for API keys, roles and a missing CSRF token).
+const ORGANIZATION_PEOPLE_OPERATIONS: [string, string, string[]][] = [
+  ['get', '/v1/organization/members', ['200', '400', '401', '403', '429', ...ANY]],
+  ['patch', '/v1/organization/members/{userId}', ['200', '401', '403', '404', '409', '429', ...BODY]],
+  ['delete', '/v1/organization/members/{userId}', ['204', '401', '403', '404', '409', '429', ...BODY]],
+  ['post', '/v1/organization/invitations', ['201', '401', '403', '409', '429', ...BODY]],
+  ['get', '/v1/organization/invitations', ['200', '400', '401', '403', '429', ...ANY]],
+  ['delete', '/v1/organization/invitations/{invitationId}', ['204', '401', '403', '404', '429', ...BODY]],
+  ['get', '/v1/organization/api-keys', ['200', '400', '401', '403', '429', ...ANY]],
+  ['post', '/v1/organization/api-keys', ['201', '401', '403', '429', ...BODY]],
+  ['delete', '/v1/organization/api-keys/{keyId}', ['204', '401', '403', '404', '429', ...BODY]],
+];
+
+// The signed-in user's own routes: the session alone (no organization); sign-in and joining take no credential.
+const SESSION_OPERATIONS: [string, string, string[]][] = [
+  ['get', '/v1/auth/session', ['200', '400', '401', '429', ...ANY]],
+  ['post', '/v1/auth/logout', ['204', '401', '403', '429', ...BODY]],
+  ['post', '/v1/auth/password', ['204', '401', '403', '429', ...BODY]],
+];
+const UNAUTHENTICATED_OPERATIONS: [string, string, string[]][] = [
+  ['post', '/v1/auth/login', ['200', '401', '429', ...BODY]],
+  ['post', '/v1/auth/invitations/{token}/accept', ['200', '204', '403', '404', '409', '410', ...BODY]],
+];
+
 describe('OpenAPI document', () => {
   let t: TestApp;
   let paths: Record<string, Record<string, Operation>>;
@@ -66,19 +100,48 @@ describe('OpenAPI document', () => {
     expect(ui.text).toMatch(/swagger-ui/i);
   });
 
-  const operations: [string, string, string[], string][] = [
-    ...FLAG_OPERATIONS.map(([method, path, statuses]): [string, string, string[], string] => [method.toUpperCase(), path, statuses, 'apiKey']),
-    ...ADMIN_OPERATIONS.map(([method, path, statuses]): [string, string, string[], string] => [method.toUpperCase(), path, statuses, 'adminToken']),
+  const secured = (list: [string, string, string[]][], security: string[]) =>
+    list.map(([method, path, statuses]): [string, string, string[], string[]] => [method.toUpperCase(), path, statuses, security]);
+  const operations: [string, string, string[], string[]][] = [
+    // A route of an organization takes an API key or a signed-in member's session.
+    ...secured(FLAG_OPERATIONS, ['apiKey', 'session']),
+    ...secured(ADMIN_OPERATIONS, ['adminToken']),
+    ...secured(ADMIN_PEOPLE_OPERATIONS, ['adminToken']),
+    ...secured(ORGANIZATION_PEOPLE_OPERATIONS, ['session']),
+    ...secured(SESSION_OPERATIONS, ['session']),
   ];
 
-  it.each(operations)('documents %s %s with its statuses, error bodies and bearer security', (method, path, statuses, security) => {
+  it.each(operations)('documents %s %s with its statuses, error bodies and security', (method, path, statuses, security) => {
     const operation = paths[path]?.[method.toLowerCase()];
     expect(operation).toBeDefined();
-    expect(operation.security).toEqual([{ [security]: [] }]);
+    expect(operation.security).toEqual(security.map((scheme) => ({ [scheme]: [] })));
     expect(Object.keys(operation.responses).sort()).toEqual([...statuses].sort());
     for (const status of statuses.filter((code) => Number(code) >= 400)) {
       expect(operation.responses[status].content?.['application/json'].schema).toEqual({ $ref: '#/components/schemas/ApiErrorDto' });
     }
+  });
+
+  it.each(secured(UNAUTHENTICATED_OPERATIONS, []))(
+    'documents %s %s with its statuses and error bodies, and no credential',
+    (method, path, statuses) => {
+      const operation = paths[path]?.[method.toLowerCase()];
+      expect(operation).toBeDefined();
+      expect(operation.security).toBeUndefined();
+      expect(Object.keys(operation.responses).sort()).toEqual([...statuses].sort());
+      for (const status of statuses.filter((code) => Number(code) >= 400)) {
+        expect(operation.responses[status].content?.['application/json'].schema).toEqual({ $ref: '#/components/schemas/ApiErrorDto' });
+      }
+    },
+  );
+
+  it('declares the session cookie as a security scheme beside bearer keys, naming the headers that go with it', () => {
+    expect(securitySchemes.session).toEqual({
+      type: 'apiKey',
+      in: 'cookie',
+      name: 'flagstore_session',
+      description: expect.stringMatching(/X-Organization-Id.*X-CSRF-Token/s),
+    });
+    expect(paths['/v1/auth/login'].post.responses['200']).toMatchObject({ headers: { 'Set-Cookie': expect.anything() } });
   });
 
   it('describes each status once (two decorators for one status would be joined into one muddled text)', () => {

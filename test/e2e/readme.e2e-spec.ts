@@ -29,9 +29,9 @@ describe('README, followed literally', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('runs First steps and the live event from a fresh shell, each command answering as the comments say', async () => {
+  it('runs First steps, signing in, and the live event from a fresh shell, each command answering as the comments say', async () => {
     const blocks = runnableBlocks(readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8'));
-    expect(blocks).toHaveLength(2);
+    expect(blocks).toHaveLength(3);
     const { port } = t.http.address() as { port: number };
     const script = ['set -euo pipefail', ...blocks].join('\n');
     const { stdout, stderr, code } = await new Promise<{ stdout: string; stderr: string; code: number }>((resolve) => {
@@ -48,6 +48,10 @@ describe('README, followed literally', () => {
     expect(stdout).toMatch(/"quota":\{"max":5,"used":1,"subscribed":false,"locked":0\}/);
     expect(stdout).toMatch(/hello\n/); // the CDN's copy of the upload
     expect(stdout).toContain('"purgedCount":1');
+    // People: the flag changed with the session is audited as the user's.
+    const { rows: users } = await t.db.query<{ id: string }>(`SELECT id FROM users WHERE email = 'maya@acme.example'`);
+    expect(stdout).toContain(`"actorType":"session","actorId":"${users[0].id}"`);
+    expect(stdout).toMatch(/"members":\[\{"userId":"[^"]+","email":"maya@acme\.example","name":"Maya Lin","role":"admin"/);
 
     // What the live event left: the value restored to 2, both schedules pending, the CSV with the three changes.
     const { rows } = await t.db.query<{ value: number }>(`SELECT value FROM flags WHERE key = 'xp-multiplier'`);

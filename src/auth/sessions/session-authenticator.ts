@@ -43,9 +43,10 @@ export interface IssuedSession {
  * the steady path. A session is read from the database the first time this instance sees its cookie (one indexed
  * read; tokens that cannot be one are refused without it, and a token found dead is remembered as such for a while),
  * then held until it ends. What ends it or changes it reaches every instance:
- * - logout, a password change and a deleted user end sessions; a membership that ends or changes role changes the
- *   user's permissions: the instance that made the change drops what it held at once, and tells the others over the
- *   invalidation bus (`session`, `user`), which drop it within the bus's delay (well under a second);
+ * - logout, a password change and a deleted user end sessions; a membership that starts, ends or changes role changes
+ *   the user's permissions: whoever commits such a change publishes it on the invalidation bus (`session` with the
+ *   session's id, `user` with the user's), which tells this instance at once and every other within its delay (well
+ *   under a second);
  * - the change feed reads the same changes from the database every ChangeFeed.PERIOD_MS, for a message the bus lost.
  * Expiry needs no message: a session ends SESSION_MAX_HOURS after sign-in, and SESSION_IDLE_MINUTES after its last
  * use, which each instance records at most once a minute (so idle expiry is exact to a minute across instances);
@@ -131,30 +132,10 @@ export class SessionAuthenticator {
     return { token, sessionId, csrfToken: csrfTokenOf(token), expiresAt };
   }
 
-  /** Logout: the session ends here at once, and on every other instance within the bus's delay. */
+  /** Logout: the session ends here at once (the bus tells this instance too), and on every other within the bus's delay. */
   async end(sessionId: string): Promise<void> {
     await this.sessions.end(this.sql, sessionId);
-    this.dropSession(sessionId);
     this.bus.publish('session', sessionId);
-  }
-
-  /** Ends every session of the user but `exceptSessionId` (a password change), in `db`; announce() once it committed. */
-  async endAllOf(db: Db, userId: string, exceptSessionId?: string): Promise<string[]> {
-    return this.sessions.endAllOf(db, userId, exceptSessionId);
-  }
-
-  /** After a commit that ended sessions: dropped here, and announced to every other instance. */
-  announceEnded(sessionIds: readonly string[]): void {
-    for (const sessionId of sessionIds) {
-      this.dropSession(sessionId);
-      this.bus.publish('session', sessionId);
-    }
-  }
-
-  /** After a commit that changed the user's memberships (or ended the user): every instance reads their sessions again. */
-  announceUserChanged(userId: string): void {
-    this.dropUser(userId);
-    this.bus.publish('user', userId);
   }
 
   private load(tokenHash: string, token: string): Promise<LiveSession | null> {

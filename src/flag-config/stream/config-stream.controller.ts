@@ -79,7 +79,8 @@ export class ConfigStreamController {
   @ApiQuery({
     name: 'organizationId',
     required: false,
-    description: "With a session cookie (the console's EventSource, which sends no headers): one of the user's organizations, as X-Organization-Id names it elsewhere",
+    description:
+      "With a session cookie (the console's EventSource, which sends no headers): one of the user's organizations, as X-Organization-Id names it elsewhere",
   })
   @ApiHeader({ name: 'Last-Event-ID', required: false, description: 'The id (ETag) of the last event received' })
   @ApiOkResponse({ description: 'The event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } })

@@ -59,3 +59,9 @@ export const ORGANIZATION_DETAIL_EXAMPLE: OrganizationDetailDto = {
   ],
   subscriptions: [{ ...SUBSCRIPTION_EXAMPLE, cancelledAt: null }],
 };
+
+/** An organization created with its first admin. */
+export const CREATED_ORGANIZATION_EXAMPLE = {
+  ...ORGANIZATION_EXAMPLE,
+  admin: { id: '6f1c2a4e-8b3d-4c5e-9f10-2a3b4c5d6e7f', email: 'maya@acme.example', name: 'Maya Lin' },
+};

@@ -8,7 +8,7 @@ const LAYERS = [
   { name: 'ground', folders: ['common', 'config', 'database'] },
   { name: 'platform', folders: ['redis', 'invalidation', 'metrics', 'health', 'logging', 'http', 'rate-limit'] },
   { name: 'identity', folders: ['auth'] },
-  { name: 'tenants', folders: ['organizations', 'quota'] },
+  { name: 'tenants', folders: ['organizations', 'quota', 'people'] },
   { name: 'features', folders: ['audit', 'flags', 'flag-config', 'storage'] },
   { name: 'edge', folders: ['app', 'cli'] },
 ];

@@ -17,6 +17,8 @@ const accounts: OidcTestAccount[] = [
   { sub: 'ada', email: 'ada@studio.test', email_verified: true, name: 'Ada Lovelace' },
   { sub: 'bob', email: 'bob@studio.test', email_verified: false, name: 'Bob' },
   { sub: 'nomail', name: 'No Mail' },
+  { sub: 'cora', email: 'cora@studio.test', email_verified: 'true' },
+  { sub: 'dan', email: 'dan@studio.test', email_verified: 'false', name: '  ' },
 ];
 
 /** The path and query of the callback, as the route receives them. */
@@ -91,6 +93,17 @@ describe('single sign-on against a real OpenID provider', () => {
     const oidc = signIn();
     const { callback, pending } = await signedInAtProvider(oidc, 'bob');
     expect(await oidc.finish(callback, pending)).toEqual({ email: 'bob@studio.test', emailVerified: false, name: 'Bob', subject: 'bob' });
+  });
+
+  it('reads email_verified sent as a string, as Amazon Cognito sends it, and leaves out a blank name', async () => {
+    for (const [login, emailVerified] of [
+      ['cora', true],
+      ['dan', false],
+    ] as const) {
+      const oidc = signIn();
+      const { callback, pending } = await signedInAtProvider(oidc, login);
+      expect(await oidc.finish(callback, pending)).toEqual({ email: `${login}@studio.test`, emailVerified, subject: login });
+    }
   });
 
   it('refuses an account the provider shares no email for', async () => {

@@ -7,7 +7,8 @@ const SCRIPT = join(__dirname, 'oidc-provider-process.mjs');
 export interface OidcTestAccount {
   sub: string;
   email?: string;
-  email_verified?: boolean;
+  /** A string, as Amazon Cognito's userinfo endpoint sends it, to check that a client reads it as meant. */
+  email_verified?: boolean | string;
   name?: string;
 }
 

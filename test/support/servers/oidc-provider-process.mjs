@@ -1,0 +1,57 @@
+// A real OpenID Connect provider for tests: node-oidc-provider (ESM only, which is why it runs here, in a child
+// process, rather than inside Jest) on a loopback port. test/support/servers/oidc-provider.ts starts it.
+//
+// argv[2] is JSON: { clients: [{ client_id, client_secret, redirect_uris }], accounts: [{ sub, email?,
+// email_verified?, name? }], idTokenClaims?: boolean, port?: number (0, a free one, by default) }. The scopes
+// `email` and `profile` give an account's email, email_verified and name; they go into the ID token only with
+// `idTokenClaims` (by default the provider keeps to OpenID Connect Core 5.4: with an access token issued, scope
+// claims come from the userinfo endpoint alone).
+//
+// People sign in through the provider's development interactions: a login form that takes an account's `sub` as
+// the login (any password), then a consent form; their Cancel link answers the client with error=access_denied.
+// PKCE (S256) is required of every client. Issuer and redirect URIs may be plain http: oidc-provider 9 refuses http
+// only in the redirect URIs of clients allowed the implicit flow, and these have the code flow alone.
+//
+// Prints `issuer=<url>` on stdout once it listens. Over the IPC channel, `{ clockOffsetSeconds }` moves this
+// process's clock (Date.now, which the provider reads for every expiry), answered with `{ clockOffsetSeconds }`;
+// the process exits when the channel closes, so it never outlives the test that started it.
+import { generateKeyPairSync } from 'node:crypto';
+import { createServer } from 'node:http';
+import process from 'node:process';
+import { Provider } from 'oidc-provider';
+
+const { clients, accounts, idTokenClaims = false, port = 0 } = JSON.parse(process.argv[2]);
+const accountsBySub = new Map(accounts.map((account) => [account.sub, account]));
+
+const realNow = Date.now.bind(Date);
+let clockOffsetMs = 0;
+Date.now = () => realNow() + clockOffsetMs;
+
+let handle = (_request, response) => response.writeHead(503).end();
+const server = createServer((request, response) => handle(request, response));
+
+server.listen(port, '127.0.0.1', () => {
+  const issuer = `http://127.0.0.1:${server.address().port}`;
+  const provider = new Provider(issuer, {
+    clients,
+    // A signing key of this process's own: the provider's built-in development key is the same everywhere.
+    jwks: { keys: [{ ...generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' }), kid: 'test', use: 'sig' }] },
+    pkce: { required: () => true },
+    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+    conformIdTokenClaims: !idTokenClaims,
+    features: { devInteractions: { enabled: true } },
+    async findAccount(_ctx, sub) {
+      const account = accountsBySub.get(sub);
+      if (!account) return undefined;
+      return { accountId: sub, claims: () => ({ ...account }) };
+    },
+  });
+  handle = provider.callback();
+  process.stdout.write(`issuer=${issuer}\n`);
+});
+
+process.on('message', (message) => {
+  clockOffsetMs = message.clockOffsetSeconds * 1000;
+  process.send({ clockOffsetSeconds: message.clockOffsetSeconds });
+});
+process.on('disconnect', () => process.exit(0));

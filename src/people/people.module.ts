@@ -5,11 +5,13 @@ import { AuthController } from './auth.controller';
 import { MembersModule } from './members.module';
 import { OrganizationPeopleController } from './organization-people.controller';
 import { SignInService } from './sign-in.service';
+import { SsoController } from './sso.controller';
+import { SsoService } from './sso.service';
 
 /** People on the HTTP API (README, "People and sessions"): the admin API's users and members, signing in, and an organization's own people and keys. */
 @Module({
   imports: [MembersModule, OrganizationsModule],
-  controllers: [AuthController, AdminPeopleController, OrganizationPeopleController],
-  providers: [SignInService],
+  controllers: [AuthController, SsoController, AdminPeopleController, OrganizationPeopleController],
+  providers: [SignInService, SsoService],
 })
 export class PeopleModule {}

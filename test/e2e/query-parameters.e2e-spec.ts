@@ -2,12 +2,17 @@ import request from 'supertest';
 import { Permission } from '../../src/auth/permission';
 import { api, createFlag } from '../factories/flags.factory';
 import { admin, bearer, createApiKey, createOrganization, TestOrganization } from '../factories/organizations.factory';
+import { memberSignedIn } from '../factories/people.factory';
 import { uploadFile } from '../factories/storage.factory';
 import { expectApiError, expectStorageError } from '../support/expect-error';
 import { createTestApp, TEST_ADMIN_TOKEN, TestApp } from '../support/test-app';
 
 const SOME_ID = '00000000-0000-4000-8000-000000000000';
 const CONFIG_POLL = '/v1/flags/config';
+/** The single sign-on callback: the provider adds parameters of its own (iss, session_state). */
+const SSO_CALLBACK = '/v1/auth/sso/callback';
+/** The operations that ignore unknown query parameters, and document it. */
+const IGNORING = new Set([`get ${CONFIG_POLL}`, `get ${SSO_CALLBACK}`]);
 
 type Operation = { 'x-unknown-query-parameters'?: string; parameters?: { in: string; name: string }[]; responses: Record<string, unknown> };
 
@@ -45,17 +50,23 @@ describe('unknown query parameters', () => {
     expect(await files()).toBe(2);
   });
 
-  it('answers every operation under /v1 but the config poll with that 400, in the shape of its surface', async () => {
+  it('answers every operation under /v1 but the config poll and the SSO callback with that 400, in the shape of its surface', async () => {
     const operations = Object.entries(paths)
       .filter(([path]) => path.startsWith('/v1/'))
       .flatMap(([path, item]) => Object.keys(item).map((method) => [method, path] as const))
-      .filter(([method, path]) => !(method === 'get' && path === CONFIG_POLL));
-    // The flag, storage and admin APIs, whatever routes they have now (at least those of today).
-    expect(operations.length).toBeGreaterThanOrEqual(24);
+      .filter(([method, path]) => !IGNORING.has(`${method} ${path}`));
+    // The flag, storage, people and admin APIs, whatever routes they have now (at least those of today).
+    expect(operations.length).toBeGreaterThanOrEqual(45);
+    // Routes of people and of the signed-in user take a session (a key is refused before the query is looked at).
+    const member = await memberSignedIn(t, org.id, 'admin');
+    const sessionOnly = (path: string) => path.startsWith('/v1/organization') || /^\/v1\/auth\/(session|logout|password)$/.test(path);
     for (const [method, path] of operations) {
       const url = `${path.replace(/\{[^}]+\}/g, SOME_ID)}?bogus=1&also=2`;
       const key = path.startsWith('/v1/admin') ? TEST_ADMIN_TOKEN : org.key;
-      const response = await request(t.http)[method as 'get'](url).set(bearer(key));
+      const credentials = sessionOnly(path)
+        ? { Cookie: member.cookie, 'X-Organization-Id': org.id, 'X-CSRF-Token': member.csrfToken }
+        : { Authorization: `Bearer ${key}` };
+      const response = await request(t.http)[method as 'get'](url).set(credentials);
       const message = /^Unknown query parameters "bogus", "also": this operation takes (no query parameters|only .+)$/;
       const shaped = path.startsWith('/v1/storage') ? expectStorageError : expectApiError;
       try {
@@ -78,7 +89,7 @@ describe('unknown query parameters', () => {
       await api(t, org.key).get('/flags/config/stream?tokne=x'),
       400,
       'VALIDATION_ERROR',
-      /^Unknown query parameter "tokne": this operation takes only token$/,
+      /^Unknown query parameter "tokne": this operation takes only organizationId, token$/,
     );
     // The parameters it takes are still taken.
     await createFlag(t, org.key, { key: 'one' });
@@ -130,5 +141,15 @@ describe('unknown query parameters', () => {
     }
     expect(paths[CONFIG_POLL].get['x-unknown-query-parameters']).toBe('ignored');
     expect(paths[CONFIG_POLL].get.responses['400']).toBeUndefined();
+  });
+
+  it('lets the SSO callback ignore what the provider adds, and documents that', () => {
+    expect(paths[SSO_CALLBACK].get['x-unknown-query-parameters']).toBe('ignored');
+    const ignoring = Object.entries(paths).flatMap(([path, item]) =>
+      Object.entries(item)
+        .filter(([, operation]) => operation['x-unknown-query-parameters'] === 'ignored')
+        .map(([method]) => `${method} ${path}`),
+    );
+    expect(new Set(ignoring)).toEqual(IGNORING);
   });
 });

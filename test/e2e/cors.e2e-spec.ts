@@ -25,7 +25,7 @@ function expectNoCors(response: request.Response): void {
 function expectApiCors(response: request.Response, origin: string): void {
   expect(response.headers['access-control-allow-origin']).toBe(origin);
   expect(response.headers['access-control-expose-headers']).toBe('ETag,Retry-After,X-Request-Id');
-  // Never credentials: keys travel in headers, and no cookie is ever read.
+  // Never credentials: keys travel in headers, and a page of another origin must never ride on a person's session cookie.
   expect(response.headers).not.toHaveProperty('access-control-allow-credentials');
 }
 

@@ -3,6 +3,7 @@ import { admin, bearer, createApiKey, createOrganization } from '../factories/or
 import { addMember, asSession, createUser, memberSignedIn, PASSWORD, sessionCookieOf, signIn } from '../factories/people.factory';
 import { Permission } from '../../src/auth/permission';
 import { expectApiError } from '../support/expect-error';
+import { LogCapture } from '../support/log-capture';
 import { createTestApp, TestApp } from '../support/test-app';
 
 describe('people: users, sign-in, sessions and roles', () => {
@@ -449,6 +450,52 @@ describe('people: users, sign-in, sessions and roles', () => {
       expect(JSON.stringify(keys.body)).not.toMatch(/fsk_|keyHash/);
       const other = await createOrganization(t);
       expectApiError(await asSession(t, boss, org.id).delete(`/organization/api-keys/${other.keyId}`), 404, 'API_KEY_NOT_FOUND');
+    });
+  });
+
+  describe('secrets in logs', () => {
+    it('never writes a password, a session or CSRF token, or an invitation link to a log line, even at trace level', async () => {
+      const logs = new LogCapture();
+      const traced = await createTestApp({ LOG_LEVEL: 'trace' }, { logDestination: logs });
+      try {
+        const org = await createOrganization(traced);
+        const user = await createUser(traced, { password: 'first secret passphrase' });
+        await addMember(traced, org.id, user.id, 'admin');
+        await request(traced.http).post('/v1/auth/login').send({ email: user.email, password: 'wrong secret passphrase' }).expect(401);
+        const me = await signIn(traced, user.email, 'first secret passphrase');
+        await asSession(traced, me)
+          .post('/auth/password')
+          .send({ currentPassword: 'not the secret at all', newPassword: 'second secret passphrase' })
+          .expect(400);
+        await asSession(traced, me)
+          .post('/auth/password')
+          .send({ currentPassword: 'first secret passphrase', newPassword: 'second secret passphrase' })
+          .expect(204);
+        const invitation = await asSession(traced, me, org.id)
+          .post('/organization/invitations')
+          .send({ email: 'new@studio.example', role: 'viewer' })
+          .expect(201);
+        const token = invitation.body.url.split('/').pop();
+        await request(traced.http)
+          .post(`/v1/auth/invitations/${token}/accept`)
+          .send({ name: 'New', password: 'third secret passphrase' })
+          .expect(200);
+        await request(traced.http)
+          .get('/v1/flags')
+          .set('Cookie', `flagstore_session=${'Z'.repeat(43)}`)
+          .set('X-Organization-Id', org.id)
+          .expect(401);
+        await asSession(traced, me).post('/auth/logout').expect(204);
+
+        expect(logs.requests().length).toBeGreaterThanOrEqual(8);
+        const sessionToken = me.cookie.split('=')[1];
+        for (const secret of ['secret passphrase', 'wrong secret', sessionToken, me.csrfToken, token, 'Z'.repeat(43)]) {
+          expect(logs.text).not.toContain(secret);
+        }
+        expect(logs.text).not.toMatch(/flagstore_session=|x-csrf-token/i);
+      } finally {
+        await traced.close();
+      }
     });
   });
 });

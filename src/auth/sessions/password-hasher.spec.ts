@@ -44,4 +44,17 @@ describe('PasswordHasher', () => {
     expect(outcomes.filter((outcome) => outcome === '503:1')).toHaveLength(3);
     expect(internals.running).toBe(0);
   });
+
+  it('costs an unknown email the same work as a wrong password: one scrypt of the same cost and length', async () => {
+    const hasher = new PasswordHasher(CHEAP);
+    const stored = await hasher.hash('the real password');
+    // Node's crypto cannot be spied on; its one caller here can.
+    const derive = jest.spyOn(hasher as unknown as { derive: (password: string, salt: Buffer, cost: object) => Promise<Buffer> }, 'derive');
+    await hasher.verify('a wrong password', stored);
+    await hasher.verifyNothing('a wrong password');
+    expect(derive).toHaveBeenCalledTimes(2);
+    const [wrong, unknown] = derive.mock.calls.map(([password, salt, cost]) => ({ password, saltLength: salt.length, cost }));
+    expect(unknown).toEqual(wrong);
+    expect(wrong.cost).toEqual(CHEAP);
+  });
 });

@@ -33,8 +33,12 @@ import { STREAM_TOKENS, StreamTokens } from './stream-token';
 export const CONFIG_STREAM_PATH = '/v1/flags/config/stream';
 const RETRY_AFTER = { 'Retry-After': { description: 'Seconds until the request may be sent again', schema: { type: 'integer' } } };
 
-function tooManyStreams(): RateLimitedError {
-  return new RateLimitedError(`This key already holds ${MAX_STREAMS_PER_KEY} open streams; close one first`, 60);
+function tooManyStreams(principal: Principal): RateLimitedError {
+  const holder = principal.type === 'apiKey' ? 'This key' : 'You';
+  return new RateLimitedError(
+    `${holder} already hold${principal.type === 'apiKey' ? 's' : ''} ${MAX_STREAMS_PER_KEY} open streams; close one first`,
+    60,
+  );
 }
 
 function shuttingDown(): ServiceUnavailableException {
@@ -117,7 +121,7 @@ export class ConfigStreamController {
     if (this.hub.isClosing) throw shuttingDown();
     // The slot is taken before the payload is awaited: opens racing for a key's last place cannot all pass.
     const slot = await this.hub.reserve(principal.id);
-    if (!slot) throw tooManyStreams();
+    if (!slot) throw tooManyStreams(principal);
     let payload;
     try {
       payload = await this.cache.get(principal.organizationId);

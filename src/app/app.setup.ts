@@ -6,6 +6,7 @@ import { pinoHttp } from 'pino-http';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { ADMIN_SECURITY, API_KEY_HEADER_SECURITY, API_KEY_SECURITY, SESSION_SECURITY } from '../auth/auth.decorators';
 import { SESSION_COOKIE } from '../auth/sessions/session-token';
+import { FLAG_IMPORT_PATH, IMPORT_BODY_LIMIT_BYTES } from '../flags/flag-transfer.controller';
 import { API_PREFIX } from '../http/api-prefix';
 import { apiCors, corsMiddleware } from '../http/cors';
 import { errorShapeOf, writeApiError } from '../http/error-response';
@@ -64,7 +65,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, opt
   // Before body parsing, so that errors raised ahead of routing carry the CORS headers too.
   app.use(corsMiddleware(config.corsOrigins, SURFACES));
   // Upload bodies are file bytes streamed to the object store, never parsed, whatever their Content-Type.
-  app.use(jsonBody((url) => SURFACES.isUpload(url)));
+  app.use(jsonBody((url) => SURFACES.isUpload(url), [{ method: 'POST', path: FLAG_IMPORT_PATH, limitBytes: IMPORT_BODY_LIMIT_BYTES }]));
   app.setGlobalPrefix(API_PREFIX, { exclude: ROOT_ROUTES });
   app.useGlobalPipes(new RawInputPipe(), createValidationPipe());
   setupOpenApi(app, config);

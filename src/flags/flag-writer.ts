@@ -7,12 +7,24 @@ import { Transactions } from '../database/transactions';
 import { FlagChange } from './flag.model';
 import { FlagsRepository } from './flags.repository';
 
-/** What a flag-changing service method answers: its result, and the change it made (null when none). */
+/**
+ * What a flag-changing service method answers: its result, and the changes it made (none for a no-op; several for
+ * an import), all in one organization.
+ */
 export class FlagWrite<T> {
+  readonly changes: readonly FlagChange[];
+
   constructor(
     readonly result: T,
-    readonly change: FlagChange | null,
-  ) {}
+    changes: FlagChange | readonly FlagChange[] | null,
+  ) {
+    this.changes = changes === null ? [] : Array.isArray(changes) ? changes : [changes as FlagChange];
+  }
+
+  /** The organization whose flags changed, or null when nothing did. */
+  get changedOrganization(): string | null {
+    return this.changes[0]?.organizationId ?? null;
+  }
 }
 
 /** A flag change, made in the transaction it is given: what an audited route answers, and what FlagWriter runs. */
@@ -34,28 +46,31 @@ export class FlagWriter {
   ) {}
 
   async write<T>(actor: AuditActor, write: FlagWriteRun<T>): Promise<T> {
-    const { result, change } = await this.transactions.run((tx) => this.record(tx, actor, write));
-    if (change) this.announce(change);
-    return result;
+    const outcome = await this.transactions.run((tx) => this.record(tx, actor, write));
+    this.announce(outcome);
+    return outcome.result;
   }
 
   /**
-   * The write, its audit entry and the organization's new config version, in the caller's transaction `tx`; the
-   * caller announces the change once it commits. The version is bumped last: a write locks its flag rows first, so
-   * the version row is the last lock any flag write takes.
+   * The write, an audit entry per change and the organization's new config version (once, however many flags
+   * changed), in the caller's transaction `tx`; the caller announces the write once it commits. The version is bumped
+   * last: a write locks its flag rows first, so the version row is the last lock any flag write takes.
    */
   async record<T>(tx: Transaction, actor: AuditActor, write: FlagWriteRun<T>): Promise<FlagWrite<T>> {
     const outcome = await write(tx);
     if (!(outcome instanceof FlagWrite)) throw new Error('A flag write must answer a FlagWrite');
-    if (outcome.change) {
-      await this.audit.append(tx, { ...outcome.change, ...actor });
-      await this.flags.bumpConfigVersion(tx, outcome.change.organizationId);
-    }
+    for (const change of outcome.changes) await this.audit.append(tx, { ...change, ...actor });
+    const organizationId = outcome.changedOrganization;
+    if (organizationId !== null) await this.flags.bumpConfigVersion(tx, organizationId);
     return outcome;
   }
 
-  /** Tells every instance's config caches that the organization's flags changed (after the commit). */
-  announce(change: FlagChange): void {
-    this.bus.publish('flags', change.organizationId);
+  /**
+   * Tells every instance's config caches that the organization's flags changed (after the commit): one message
+   * for the whole write, so an import of 50 flags costs each instance one payload rebuild.
+   */
+  announce(write: FlagWrite<unknown>): void {
+    const organizationId = write.changedOrganization;
+    if (organizationId !== null) this.bus.publish('flags', organizationId);
   }
 }

@@ -10,6 +10,7 @@ export enum FlagsErrorCode {
   SCHEDULE_NOT_FOUND = 'SCHEDULE_NOT_FOUND',
   TOO_MANY_SCHEDULES = 'TOO_MANY_SCHEDULES',
   AUDIT_ENTRY_NOT_RESTORABLE = 'AUDIT_ENTRY_NOT_RESTORABLE',
+  IMPORT_REFUSED = 'IMPORT_REFUSED',
 }
 
 export const FlagsErrors = {
@@ -45,6 +46,16 @@ export const FlagsErrors = {
       HttpStatus.CONFLICT,
       FlagsErrorCode.TOO_MANY_SCHEDULES,
       `This flag already has ${max} pending schedules; cancel one or wait for one to apply`,
+    ),
+  /** A real import that the target refuses in part: nothing changed; the body carries the whole report. */
+  importRefused: (report: { refused: unknown[] }) =>
+    Object.assign(
+      new DomainError(
+        HttpStatus.CONFLICT,
+        FlagsErrorCode.IMPORT_REFUSED,
+        `This organization refuses ${report.refused.length} of the flags (see refused); nothing was imported`,
+      ),
+      { responseDetails: report },
     ),
   /** The same answer whether the entry is another flag's, another organization's, a deletion or none at all. */
   notRestorable: (auditEntryId: string) =>

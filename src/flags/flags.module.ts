@@ -4,6 +4,8 @@ import { AuditModule } from '../audit/audit.module';
 import { OrganizationsModule } from '../organizations/organizations.module';
 import { QuotaModule } from '../quota/quota.module';
 import { AuditController } from './flag-audit.controller';
+import { FlagTransferController } from './flag-transfer.controller';
+import { FlagTransferService } from './flag-transfer.service';
 import { FlagWriteInterceptor, FlagWriteRoutesCheck } from './flag-write.interceptor';
 import { FlagWriter } from './flag-writer';
 import { FlagsController } from './flags.controller';
@@ -16,11 +18,12 @@ import { FlagSchedulesService } from './schedules/flag-schedules.service';
 
 @Module({
   imports: [DiscoveryModule, OrganizationsModule, QuotaModule, AuditModule],
-  // /flags/audit is registered before /flags/:flagId, so the literal route wins.
-  controllers: [AuditController, FlagsController, FlagSchedulesController],
+  // /flags/audit and /flags/export are registered before /flags/:flagId, so the literal routes win.
+  controllers: [AuditController, FlagTransferController, FlagsController, FlagSchedulesController],
   providers: [
     FlagsRepository,
     FlagsService,
+    FlagTransferService,
     FlagWriter,
     FlagWriteInterceptor,
     FlagWriteRoutesCheck,

@@ -65,6 +65,11 @@ export class FlagsRepository {
     return this.find(tx, organizationId, flagId, 'FOR UPDATE');
   }
 
+  /** Every flag of the organization, archived ones included, by key; in a transaction, with their row locks. */
+  all(db: Db, organizationId: string, lock: '' | 'FOR UPDATE' = ''): Promise<Flag[]> {
+    return db.rows<Flag>(`SELECT ${COLUMNS} FROM flags WHERE organization_id = $1 ORDER BY key ${lock}`, [organizationId]);
+  }
+
   private find(db: Db, organizationId: string, flagId: string, lock: '' | 'FOR UPDATE'): Promise<Flag | null> {
     return db.row<Flag>(`SELECT ${COLUMNS} FROM flags WHERE organization_id = $1 AND id = $2 ${lock}`, [organizationId, flagId]);
   }

@@ -41,6 +41,11 @@ export interface ErrorHeaders {
   responseHeaders?: Record<string, string>;
 }
 
+/** Fields an error adds to the API's body (an import's 409 carries its report). */
+export interface ErrorDetails {
+  responseDetails?: Record<string, unknown>;
+}
+
 /** The error shape each surface answers in: the storage shape under storage, the upload host and the CDN. */
 export function errorShapeOf(surface: Surface): ErrorShape {
   if (surface === 'storage' || surface === 'upload' || surface === 'cdn') return 'storage';
@@ -60,7 +65,7 @@ export function writeApiError(response: ServerResponse, exception: unknown, requ
       ? { error: { code, message } }
       : shape === 'ofrep'
         ? ofrepBody(exception, code, message)
-        : { statusCode: status, error: code, message };
+        : { statusCode: status, error: code, message, ...(exception as ErrorDetails | undefined)?.responseDetails };
   const json = JSON.stringify(body);
   const retryAfter = (exception as RetryAfter | undefined)?.retryAfterSeconds;
   if (retryAfter !== undefined) response.setHeader('Retry-After', String(retryAfter));

@@ -112,3 +112,47 @@ export const SCHEDULE_PAGE_EXAMPLE: FlagSchedulePageDto = {
   page: 1,
   totalPages: 1,
 };
+
+/** An export: two flags of a staging organization, by key. */
+export const FLAG_EXPORT_EXAMPLE = {
+  flags: [
+    { key: 'double-xp', name: 'Double XP', description: null, type: 'boolean', value: true, runtime: 'shared', archived: false },
+    {
+      key: 'loot-table',
+      name: 'Loot table',
+      description: 'Drop rates by rarity',
+      type: 'json',
+      value: { common: 0.7, rare: 0.25, legendary: 0.05 },
+      runtime: 'server',
+      archived: false,
+    },
+  ],
+};
+
+export const IMPORT_REPORT_EXAMPLE = {
+  created: ['loot-table'],
+  updated: [
+    {
+      key: 'double-xp',
+      before: { name: 'Double XP', description: null, type: 'boolean', value: false, runtime: 'shared', archived: false },
+      after: { name: 'Double XP', description: null, type: 'boolean', value: true, runtime: 'shared', archived: false },
+    },
+  ],
+  unchanged: [],
+  refused: [],
+};
+
+export const IMPORT_REFUSED_EXAMPLE = {
+  statusCode: 409,
+  error: 'IMPORT_REFUSED',
+  message: 'This organization refuses 1 of the flags (see refused); nothing was imported',
+  created: ['double-xp'],
+  updated: [],
+  unchanged: [],
+  refused: [
+    {
+      key: 'loot-table',
+      reason: 'Flag allowance reached: this organization may have 5 flags at its subscription level; subscribe or delete a flag to create another',
+    },
+  ],
+};

@@ -5,7 +5,6 @@ import { DomainError } from '../../common/domain-error';
 import { Sql } from '../../database/sql';
 import { Transactions } from '../../database/transactions';
 import { ChangeFeed } from '../../invalidation/change-feed';
-import { FlagChange } from '../flag.model';
 import { FlagWriter } from '../flag-writer';
 import { FlagsService } from '../flags.service';
 import { FlagSchedule } from './flag-schedule';
@@ -131,16 +130,16 @@ export class FlagScheduler implements OnApplicationBootstrap, OnApplicationShutd
       try {
         const write = await this.writer.record(tx, SYSTEM, (tx) => this.flags.update(tx, schedule.organizationId, schedule.flagId, schedule.change));
         await this.schedules.settle(tx, schedule.id, { state: 'applied' }, now);
-        return { outcome: { schedule, state: 'applied' as const }, change: write.change };
+        return { outcome: { schedule, state: 'applied' as const }, write };
       } catch (error) {
         // A refusal by the flag rules, raised before anything was written: the schedule fails, and only it changes.
         if (!(error instanceof DomainError)) throw error;
         await this.schedules.settle(tx, schedule.id, { state: 'failed', reason: error.message }, now);
-        return { outcome: { schedule, state: 'failed' as const, reason: error.message }, change: null as FlagChange | null };
+        return { outcome: { schedule, state: 'failed' as const, reason: error.message }, write: null };
       }
     });
     if (!applied) return null;
-    if (applied.change) this.writer.announce(applied.change);
+    if (applied.write) this.writer.announce(applied.write);
     const { schedule, state, reason } = applied.outcome;
     const line = { scheduleId: schedule.id, flagId: schedule.flagId, organizationId: schedule.organizationId, at: schedule.at.toISOString() };
     if (state === 'applied') this.logger.log({ ...line, msg: 'scheduled change applied' });

@@ -1,0 +1,64 @@
+import { Body, Controller, Get, HttpCode, HttpStatus, Post } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiConflictResponse, ApiOkResponse, ApiOperation, ApiPayloadTooLargeResponse, ApiTags } from '@nestjs/swagger';
+import { CurrentPrincipal, RequirePermission } from '../auth/auth.decorators';
+import { Permission } from '../auth/permission';
+import { Principal } from '../auth/principal';
+import { ApiJsonBody } from '../common/decorators/api-json-body.decorator';
+import { ApiErrorDto } from '../common/dto/api-error.dto';
+import { FlagExportDto, ImportFlagsDto, ImportRefusedDto, ImportReportDto } from './dto/flag-transfer.dto';
+import { FLAG_EXPORT_EXAMPLE, IMPORT_REFUSED_EXAMPLE, IMPORT_REPORT_EXAMPLE } from './dto/flag.examples';
+import { FlagTransferService } from './flag-transfer.service';
+import { AuditedFlagWrite } from './flag-write.interceptor';
+import { FlagWriteRun } from './flag-writer';
+
+/** The import route, which takes bodies up to IMPORT_BODY_LIMIT_BYTES (the rest of the API: 256 KB). */
+export const FLAG_IMPORT_PATH = '/v1/flags/import';
+export const IMPORT_BODY_LIMIT_BYTES = 2 * 1024 * 1024;
+
+/** Promoting flags between environments (organizations): export from one, import into another. */
+@ApiTags('flags')
+@Controller('flags')
+export class FlagTransferController {
+  constructor(private readonly transfers: FlagTransferService) {}
+
+  @Get('export')
+  @RequirePermission(Permission.FLAGS_READ)
+  @ApiOperation({
+    summary: "Export the organization's flags, to import into another",
+    description:
+      'Every flag, archived ones included, ordered by key, as its organization-independent state: no ids, dates or lock state. ' +
+      'POST it to /v1/flags/import of another organization (staging to production) to promote what was tested.',
+  })
+  @ApiOkResponse({ type: FlagExportDto, example: FLAG_EXPORT_EXAMPLE })
+  export(@CurrentPrincipal() principal: Principal): Promise<FlagExportDto> {
+    return this.transfers.export(principal.organizationId);
+  }
+
+  @Post('import')
+  @HttpCode(HttpStatus.OK)
+  @RequirePermission(Permission.FLAGS_WRITE, { forbidden: 'The API key (or the session’s role) lacks FLAGS_WRITE' })
+  @AuditedFlagWrite()
+  @ApiOperation({
+    summary: 'Import flags from an export: all of it, or nothing',
+    description:
+      'Flags are matched by key: a new key is created, a known one updated to the document’s state, a flag absent from the document left ' +
+      'alone. `keys` takes a subset. Every flag is judged by this organization’s own rules (its allowance, its locked flags, no value ' +
+      'change on a flag that stays archived); when any is refused nothing changes and the answer is 409 with the report. `dryRun: true` ' +
+      'answers the report (refusals included) and changes nothing. Each change is audited as an ordinary edit by the caller; servers ' +
+      'get one new config. Bodies up to 2 MB.',
+  })
+  @ApiJsonBody(ImportFlagsDto, {
+    promote: { summary: 'Promote two flags, trying first', value: { flags: FLAG_EXPORT_EXAMPLE.flags, keys: ['double-xp'], dryRun: true } },
+  })
+  @ApiOkResponse({ type: ImportReportDto, example: IMPORT_REPORT_EXAMPLE })
+  @ApiBadRequestResponse({ type: ApiErrorDto, description: 'A malformed document: the message names the flag (index and key) and the field' })
+  @ApiConflictResponse({
+    type: ImportRefusedDto,
+    description: 'IMPORT_REFUSED: some flags are refused; nothing changed. The body also holds the report (created, updated, unchanged, refused)',
+    example: IMPORT_REFUSED_EXAMPLE,
+  })
+  @ApiPayloadTooLargeResponse({ type: ApiErrorDto, description: 'The body is larger than 2 MB' })
+  import(@CurrentPrincipal() principal: Principal, @Body() dto: ImportFlagsDto): FlagWriteRun<ImportReportDto> {
+    return (tx) => this.transfers.import(tx, principal.organizationId, dto);
+  }
+}

@@ -1,0 +1,131 @@
+import { BadRequestException, Injectable } from '@nestjs/common';
+import { validate } from 'class-validator';
+import { describeValidationErrors } from '../common/validation';
+import { Sql, Transaction } from '../database/sql';
+import { OrganizationsRepository } from '../organizations/organizations.repository';
+import { QuotaService } from '../quota/quota.service';
+import { ExportedFlagDto, FlagExportDto, ImportFlagsDto, ImportReportDto } from './dto/flag-transfer.dto';
+import { editBetween, Flag, FlagChange, flagChange, FlagSnapshot, snapshotOf } from './flag.model';
+import { FlagWrite } from './flag-writer';
+import { FlagsErrors } from './flags.errors';
+import { FlagsRepository } from './flags.repository';
+
+/** One step of an import, decided before anything is written. */
+type Step = { create: ExportedFlagDto } | { update: Flag; after: FlagSnapshot };
+
+/**
+ * Environments (README, "Environments"): an organization's flags as a document, and that document applied to
+ * another organization. An import is one transaction under the target organization's lock, as a create is: it
+ * decides every flag against the target's own rules (allowance, locks, the archived-value rule) before it writes
+ * anything, then writes all of it or nothing. Each flag it creates or changes is audited as usual, and the payload
+ * is rebuilt once (FlagWriter bumps the config version and announces once per write).
+ */
+@Injectable()
+export class FlagTransferService {
+  constructor(
+    private readonly sql: Sql,
+    private readonly flags: FlagsRepository,
+    private readonly organizations: OrganizationsRepository,
+    private readonly quota: QuotaService,
+  ) {}
+
+  async export(organizationId: string): Promise<FlagExportDto> {
+    const flags = await this.flags.all(this.sql, organizationId);
+    return { flags: flags.map((flag) => ({ key: flag.key, ...snapshotOf(flag) })) };
+  }
+
+  async import(tx: Transaction, organizationId: string, dto: ImportFlagsDto): Promise<FlagWrite<ImportReportDto>> {
+    const entries = selected(await validEntries(dto.flags), dto.keys);
+    await this.organizations.lockOrganization(tx, organizationId);
+    const { max, used } = await this.quota.quotaFor(tx, organizationId);
+    const { lockedFlagIds } = await this.quota.snapshot(tx, organizationId);
+    const current = new Map((await this.flags.all(tx, organizationId, 'FOR UPDATE')).map((flag) => [flag.key, flag]));
+
+    const report: ImportReportDto = { created: [], updated: [], unchanged: [], refused: [] };
+    const steps: Step[] = [];
+    let count = used;
+    for (const entry of entries) {
+      const { key, ...after } = entry;
+      const flag = current.get(key);
+      if (!flag) {
+        if (count >= max) {
+          report.refused.push({ key, reason: FlagsErrors.allowanceReached(max).message });
+          continue;
+        }
+        count += 1;
+        report.created.push(key);
+        steps.push({ create: entry });
+        continue;
+      }
+      const before = snapshotOf(flag);
+      const edit = editBetween(before, after);
+      if (!edit.value && !edit.runtime && !edit.details && !edit.archived) {
+        report.unchanged.push(key);
+      } else if (lockedFlagIds.has(flag.id) && (edit.value || edit.runtime || edit.details)) {
+        report.refused.push({ key, reason: FlagsErrors.locked(key).message });
+      } else if (edit.value && before.archived && after.archived) {
+        report.refused.push({ key, reason: FlagsErrors.archivedValueChange(key).message });
+      } else {
+        report.updated.push({ key, before, after });
+        steps.push({ update: flag, after });
+      }
+    }
+    if (dto.dryRun) return new FlagWrite(report, null);
+    if (report.refused.length > 0) throw FlagsErrors.importRefused(report);
+
+    const changes: FlagChange[] = [];
+    for (const step of steps) changes.push(await this.apply(tx, organizationId, step));
+    return new FlagWrite(report, changes);
+  }
+
+  private async apply(tx: Transaction, organizationId: string, step: Step): Promise<FlagChange> {
+    if ('create' in step) {
+      const { key, ...state } = step.create;
+      // The key was free under the organization's lock: no other write can have taken it since.
+      const flag = (await this.flags.insert(tx, organizationId, { key, ...state }))!;
+      return flagChange(organizationId, flag.id, key, null, state)!;
+    }
+    const updated = await this.flags.update(tx, organizationId, step.update.id, step.after);
+    return flagChange(organizationId, updated.id, updated.key, snapshotOf(step.update), step.after)!;
+  }
+}
+
+/** Each entry checked by ExportedFlagDto's rules, a 400 naming the flag (its index, and key when it has one) and the field. */
+async function validEntries(flags: unknown[]): Promise<ExportedFlagDto[]> {
+  const entries: ExportedFlagDto[] = [];
+  const seen = new Set<string>();
+  for (const [index, raw] of flags.entries()) {
+    const key = typeof (raw as { key?: unknown })?.key === 'string' ? (raw as { key: string }).key : undefined;
+    const where = `flags[${index}]${key === undefined ? '' : ` ("${key}")`}`;
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new BadRequestException(`${where} must be an object`);
+    const entry = entryOf(raw as Record<string, unknown>);
+    const errors = await validate(entry, { whitelist: true, forbidNonWhitelisted: true });
+    if (errors.length > 0) throw new BadRequestException(`${where}: ${describeValidationErrors(errors)}`);
+    if (seen.has(entry.key)) throw new BadRequestException(`${where}: key "${entry.key}" is in the document twice`);
+    seen.add(entry.key);
+    entries.push({ ...entry, description: entry.description ?? null });
+  }
+  return entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
+
+/**
+ * The entry as an ExportedFlagDto for class-validator, every field as sent. Not through class-transformer, which
+ * walks into the value and cannot take the keys a JSON value may have (`constructor`, `__proto__`): each field is
+ * defined as an own property, so an entry's own `__proto__` is a field (refused as unknown), never a prototype.
+ */
+function entryOf(raw: Record<string, unknown>): ExportedFlagDto {
+  const entry = new ExportedFlagDto();
+  entry.description = null;
+  for (const key of Object.keys(raw)) Object.defineProperty(entry, key, { value: raw[key], enumerable: true, writable: true, configurable: true });
+  return entry;
+}
+
+/** The entries `keys` names (every one of which must be in the document), or all of them. */
+function selected(entries: ExportedFlagDto[], keys: string[] | undefined): ExportedFlagDto[] {
+  if (keys === undefined) return entries;
+  const inDocument = new Set(entries.map((entry) => entry.key));
+  const missing = keys.find((key) => !inDocument.has(key));
+  if (missing !== undefined) throw new BadRequestException(`keys: "${missing}" is not a flag of the document`);
+  const wanted = new Set(keys);
+  return entries.filter((entry) => wanted.has(entry.key));
+}

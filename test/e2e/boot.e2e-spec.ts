@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../src/common/free-port';
 import { runningPostmaster } from '../../src/database/embedded-postgres';
-import { logLines, startService as start, stopService, waitForHealth } from '../support/boot-service';
+import { logLines, RunningService, startService as start, stopService, waitForHealth } from '../support/boot-service';
 
 /** A bound on a wait, which does not keep the test process alive once the wait is over. */
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
@@ -31,28 +31,6 @@ describe('booting the service', () => {
     const running = start({ DATA_DIR: dataDir, ...env });
     expect(await running.exited).toBe(1);
     expect(running.output()).toMatch(new RegExp(`Invalid configuration: ${variable} `));
-  });
-
-  it('says in its boot log that the admin API is off when ADMIN_TOKEN is unset, and its 401 says so', async () => {
-    const ownDataDir = mkdtempSync(join(tmpdir(), 'flagstore-boot-no-admin-'));
-    chmodSync(ownDataDir, 0o711);
-    const port = await freePort();
-    const running = start({ DATA_DIR: ownDataDir, PORT: String(port), HOST: '127.0.0.1' });
-    try {
-      await waitForHealth(port, running);
-      expect(running.output()).toMatch(/ADMIN_TOKEN is not set: the admin API is off and every admin call answers 401/);
-      const refused = await fetch(`http://127.0.0.1:${port}/v1/admin/organizations`, {
-        method: 'POST',
-        headers: { Authorization: 'Bearer boot-test-admin-token-0123456789abcdef', 'Content-Type': 'application/json' },
-        body: JSON.stringify({ name: 'Nobody' }),
-      });
-      expect(refused.status).toBe(401);
-      expect(((await refused.json()) as { message: string }).message).toMatch(/^No admin token is configured/);
-    } finally {
-      running.process.kill('SIGTERM');
-      expect(await running.exited).toBe(0);
-      rmSync(ownDataDir, { recursive: true, force: true });
-    }
   });
 
   it('serves with an embedded PostgreSQL, reuses it, and recovers after being killed', async () => {
@@ -93,39 +71,6 @@ describe('booting the service', () => {
     expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
   });
 
-  it('refuses a second start on a DATA_DIR whose cluster a live server uses, and touches nothing', async () => {
-    const ownDataDir = mkdtempSync(join(tmpdir(), 'flagstore-boot-twice-'));
-    chmodSync(ownDataDir, 0o711);
-    const clusterDir = join(ownDataDir, 'postgres');
-    const [port, otherPort] = [await freePort(), await freePort()];
-    const first = start({ DATA_DIR: ownDataDir, PORT: String(port), HOST: '127.0.0.1' });
-    try {
-      await waitForHealth(port, first);
-      const postmaster = await runningPostmaster(clusterDir);
-      expect(postmaster).not.toBeNull();
-
-      const second = start({ DATA_DIR: ownDataDir, PORT: String(otherPort), HOST: '127.0.0.1' });
-      // Today's failure mode is a second server that stops the first one's database and serves: bounded wait.
-      const outcome = await Promise.race([second.exited, pause(45_000).then(() => 'still running')]);
-      if (outcome === 'still running') await stopService(second);
-      expect(outcome).toBe(1);
-      // The message names the rule, the cluster and the process that holds it.
-      expect(second.output()).toContain('DATABASE_IN_USE');
-      expect(second.output()).toContain(clusterDir);
-      expect(second.output()).toContain(`pid ${first.process.pid}`);
-      expect(second.output()).not.toMatch(/orphaned|Stopping/);
-
-      // The first server's database is the same process, and the first keeps serving.
-      expect(await runningPostmaster(clusterDir)).toBe(postmaster);
-      const ready = await fetch(`http://127.0.0.1:${port}/health/ready`);
-      expect(ready.status).toBe(200);
-      expect(first.process.exitCode).toBeNull();
-    } finally {
-      expect(await stopService(first)).toBe(0);
-      rmSync(ownDataDir, { recursive: true, force: true });
-    }
-  });
-
   it('stops with a message naming the port and HOST when the port is in use, its database stopped', async () => {
     const ownDataDir = mkdtempSync(join(tmpdir(), 'flagstore-boot-port-'));
     chmodSync(ownDataDir, 0o711);
@@ -149,25 +94,80 @@ describe('booting the service', () => {
     }
   });
 
-  it('writes its boot log as JSON lines, naming only routes that exist', async () => {
-    const ownDataDir = mkdtempSync(join(tmpdir(), 'flagstore-boot-log-'));
-    chmodSync(ownDataDir, 0o711);
-    const port = await freePort();
-    const running = start({ DATA_DIR: ownDataDir, PORT: String(port), HOST: '127.0.0.1' });
-    try {
+  /**
+   * One service on a fresh DATA_DIR of its own, without ADMIN_TOKEN, for the three tests below in their order: what it
+   * says at boot and answers, a second start on its DATA_DIR while it runs, then its stop and its whole log. Each of
+   * them started its own, in the same environment, with an initdb and a boot each.
+   */
+  describe('a service on a DATA_DIR of its own, without ADMIN_TOKEN', () => {
+    let ownDataDir: string;
+    let port: number;
+    let running: RunningService;
+
+    beforeAll(async () => {
+      ownDataDir = mkdtempSync(join(tmpdir(), 'flagstore-boot-own-'));
+      chmodSync(ownDataDir, 0o711);
+      port = await freePort();
+      running = start({ DATA_DIR: ownDataDir, PORT: String(port), HOST: '127.0.0.1' });
       await waitForHealth(port, running);
-    } finally {
+    });
+    afterAll(async () => {
+      // Stopped by the last test; here when that one did not run or did not get so far.
+      try {
+        if (running && running.process.exitCode === null) expect(await stopService(running)).toBe(0);
+      } finally {
+        rmSync(ownDataDir, { recursive: true, force: true });
+      }
+    });
+
+    it('says in its boot log that the admin API is off when ADMIN_TOKEN is unset, and its 401 says so', async () => {
+      expect(running.output()).toMatch(/ADMIN_TOKEN is not set: the admin API is off and every admin call answers 401/);
+      const refused = await fetch(`http://127.0.0.1:${port}/v1/admin/organizations`, {
+        method: 'POST',
+        headers: { Authorization: 'Bearer boot-test-admin-token-0123456789abcdef', 'Content-Type': 'application/json' },
+        body: JSON.stringify({ name: 'Nobody' }),
+      });
+      expect(refused.status).toBe(401);
+      expect(((await refused.json()) as { message: string }).message).toMatch(/^No admin token is configured/);
+    });
+
+    it('refuses a second start on a DATA_DIR whose cluster a live server uses, and touches nothing', async () => {
+      const first = running;
+      const clusterDir = join(ownDataDir, 'postgres');
+      const postmaster = await runningPostmaster(clusterDir);
+      expect(postmaster).not.toBeNull();
+
+      const second = start({ DATA_DIR: ownDataDir, PORT: String(await freePort()), HOST: '127.0.0.1' });
+      // Today's failure mode is a second server that stops the first one's database and serves: bounded wait.
+      const outcome = await Promise.race([second.exited, pause(45_000).then(() => 'still running')]);
+      if (outcome === 'still running') await stopService(second);
+      expect(outcome).toBe(1);
+      // The message names the rule, the cluster and the process that holds it.
+      expect(second.output()).toContain('DATABASE_IN_USE');
+      expect(second.output()).toContain(clusterDir);
+      expect(second.output()).toContain(`pid ${first.process.pid}`);
+      expect(second.output()).not.toMatch(/orphaned|Stopping/);
+
+      // The first server's database is the same process, and the first keeps serving.
+      expect(await runningPostmaster(clusterDir)).toBe(postmaster);
+      const ready = await fetch(`http://127.0.0.1:${port}/health/ready`);
+      expect(ready.status).toBe(200);
+      expect(first.process.exitCode).toBeNull();
+    });
+
+    it('writes its boot log as JSON lines, naming only routes that exist', async () => {
       expect(await stopService(running)).toBe(0);
-      rmSync(ownDataDir, { recursive: true, force: true });
-    }
-    // Every line, the embedded database's from before the app existed included, is JSON with a time and a level.
-    const lines = logLines(running.output());
-    expect(lines.every((line) => typeof line.time === 'string' && typeof line.level === 'number')).toBe(true);
-    expect(lines).toContainEqual(expect.objectContaining({ context: 'Database', msg: expect.stringMatching(/^Embedded PostgreSQL running from /) }));
-    // Each path named in braces is a route the app serves, as mapped: /health, not {/v1/health}.
-    const mapped = new Set(lines.flatMap((line) => /^Mapped \{([^,]+), [A-Z]+\} route$/.exec(line.msg)?.[1] ?? []));
-    expect([...mapped]).toEqual(expect.arrayContaining(['/health', '/health/ready', '/v1/flags', '/v1/flags/:flagId']));
-    const named = lines.flatMap((line) => [...line.msg.matchAll(/\{(\/[^,}]*)/g)].map((match) => match[1]));
-    expect(named.filter((path) => !mapped.has(path))).toEqual([]);
+      // Every line, the embedded database's from before the app existed included, is JSON with a time and a level.
+      const lines = logLines(running.output());
+      expect(lines.every((line) => typeof line.time === 'string' && typeof line.level === 'number')).toBe(true);
+      expect(lines).toContainEqual(
+        expect.objectContaining({ context: 'Database', msg: expect.stringMatching(/^Embedded PostgreSQL running from /) }),
+      );
+      // Each path named in braces is a route the app serves, as mapped: /health, not {/v1/health}.
+      const mapped = new Set(lines.flatMap((line) => /^Mapped \{([^,]+), [A-Z]+\} route$/.exec(line.msg)?.[1] ?? []));
+      expect([...mapped]).toEqual(expect.arrayContaining(['/health', '/health/ready', '/v1/flags', '/v1/flags/:flagId']));
+      const named = lines.flatMap((line) => [...line.msg.matchAll(/\{(\/[^,}]*)/g)].map((match) => match[1]));
+      expect(named.filter((path) => !mapped.has(path))).toEqual([]);
+    });
   });
 });

@@ -1,10 +1,11 @@
-import { ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import request from 'supertest';
 import { bearer } from '../factories/organizations.factory';
+import { builtService } from '../support/built-service';
 import { createTestApp, TEST_ADMIN_TOKEN, TestApp } from '../support/test-app';
 
 const ROOT = resolve(__dirname, '..', '..');
@@ -21,29 +22,14 @@ interface CliRun {
 }
 
 /**
- * The CLI built from the current sources, once per run, as `npm run cli` builds it (`tsc -p tsconfig.build.json`
- * and the migrations), into a folder of this run under node_modules/.cache so that it resolves the repository's
- * packages. Each call then starts in about a second instead of transpiling 1,800 modules through ts-node.
+ * Runs the CLI built from the current sources as `npm run cli` builds it (built-service.ts: once for every test file that
+ * runs the service or the CLI), with the given environment. Each call starts in about a second instead of transpiling
+ * the sources through ts-node.
  */
-let builtCli: string | undefined;
-function cliBuild(): string {
-  if (builtCli) return builtCli;
-  const outDir = join(ROOT, 'node_modules', '.cache', `flagstore-cli-e2e-${process.pid}`, 'dist');
-  const tsc = join(ROOT, 'node_modules', '.bin', 'tsc');
-  execFileSync(tsc, ['-p', 'tsconfig.build.json', '--outDir', outDir, '--sourceMap', 'false'], { cwd: ROOT, stdio: 'pipe' });
-  execFileSync(tsc, ['-p', 'migrations/tsconfig.json', '--outDir', join(outDir, 'migrations')], { cwd: ROOT, stdio: 'pipe' });
-  builtCli = join(outDir, 'cli.js');
-  return builtCli;
-}
-afterAll(() => {
-  if (builtCli) rmSync(resolve(builtCli, '..', '..'), { recursive: true, force: true });
-});
-
-/** Runs the CLI built from the current sources (see cliBuild) with the given environment. */
 function runCli(args: string[], env: Record<string, string | undefined>): Promise<CliRun> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ADMIN_TOKEN: undefined, ...env };
   for (const name of Object.keys(childEnv)) if (childEnv[name] === undefined) delete childEnv[name];
-  const cli = cliBuild();
+  const { cli } = builtService();
   return new Promise((done) => {
     execFile(process.execPath, [cli, ...args], { cwd: ROOT, env: childEnv, timeout: 60_000 }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;

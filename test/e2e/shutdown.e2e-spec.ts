@@ -35,6 +35,9 @@ describe('shutdown on SIGTERM', () => {
       HOST: '127.0.0.1',
       ADMIN_TOKEN,
       SHUTDOWN_GRACE_SECONDS: '10',
+      // With a connection open, the drain serves on for the keep-alive timeout and a second (then a 0.5 s fence) before
+      // it stops accepting: with the default 5 s, the first test waited 4 s more after its upload (2 s) had been stored.
+      HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: '1',
       LOG_LEVEL: 'warn',
     });
     await waitForHealth(port, service);

@@ -1,8 +1,8 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
+import { builtService } from './built-service';
 
 const ROOT = resolve(__dirname, '..', '..');
-const MAIN = join(ROOT, 'src', 'main.ts');
 
 export interface RunningService {
   process: ChildProcess;
@@ -11,9 +11,9 @@ export interface RunningService {
   exited: Promise<number | null>;
 }
 
-/** Runs src/main.ts as `npm start` would run dist/main.js, with only the given environment. */
+/** Runs the current sources as `npm start` runs dist/main.js (built once: built-service.ts), with only the given environment. */
 export function startService(env: Record<string, string>): RunningService {
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', MAIN], {
+  const child = spawn(process.execPath, [builtService().main], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

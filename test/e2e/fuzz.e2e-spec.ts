@@ -5,17 +5,21 @@ import { createFlag } from '../factories/flags.factory';
 import { Permission } from '../../src/auth/permission';
 import { bearer, createApiKey, createOrganization, TestOrganization } from '../factories/organizations.factory';
 import { signedUrl, uploadFile } from '../factories/storage.factory';
+import { memberSignedIn, SignedIn } from '../factories/people.factory';
 import { createTestApp, TEST_ADMIN_TOKEN, TestApp } from '../support/test-app';
+
+/** Routes that take a signed-in session rather than a key; logout is left out, so the session outlives the run. */
+const SESSION_ROUTE = /^\/v1\/(organization\/|auth\/(session|password)$)/;
 
 /**
  * A seeded fuzz run over every route of the served document: odd bodies, query strings and headers (lone
  * surrogates, NUL, deep nesting, huge numbers, wrong types, wrong content types), with a valid key, the admin
- * token, a bad key or none. No answer may be a 5xx, and every answer is checked against /docs-json by the
+ * token, a session (on the people routes), a bad key or none. No answer may be a 5xx, and every answer is checked against /docs-json by the
  * contract check like any other; /health stays green. Failing runs print the seed and path to replay them.
  */
 
 const SEED = 20261123;
-const RUNS = 2500;
+const RUNS = 4000;
 
 type Method = 'get' | 'post' | 'patch' | 'put' | 'delete' | 'head';
 
@@ -149,6 +153,7 @@ const sendable = (value: string) => /^[\t\x20-\x7e\x80-\xff]*$/.test(value);
 describe('fuzzing every route', () => {
   let t: TestApp;
   let org: TestOrganization;
+  let member: SignedIn;
   let ids: Record<string, string[]>;
 
   beforeAll(async () => {
@@ -159,6 +164,7 @@ describe('fuzzing every route', () => {
       CORS_ORIGINS: 'https://game.example.com',
     });
     org = await createOrganization(t);
+    member = await memberSignedIn(t, org.id, 'admin');
     const flag = await createFlag(t, org.key, { key: 'fuzz-target', type: 'json', value: { a: 1 } });
     const file = await uploadFile(t, org, Buffer.from('fuzz'));
     const preallocated = await signedUrl(t, org, { contentType: 'image/png', size: 4 });
@@ -168,6 +174,7 @@ describe('fuzzing every route', () => {
       organizationId: [org.id],
       // Another key of the organization: revoking the one the run uses would turn the rest of it into 401s.
       keyId: [(await createApiKey(t, org.id, [Permission.FLAGS_READ])).id],
+      userId: [member.userId],
       subscriptionId: ['00000000-0000-4000-8000-000000000000'],
       flagId: [flag.id],
       fileId: [file.id],
@@ -186,7 +193,7 @@ describe('fuzzing every route', () => {
     const requestArbitrary = fc.record({
       route: fc.constantFrom(...routes),
       params: fc.dictionary(
-        fc.constantFrom('orgId', 'organizationId', 'keyId', 'subscriptionId', 'flagId', 'fileId', 'mediaId'),
+        fc.constantFrom('orgId', 'organizationId', 'keyId', 'userId', 'subscriptionId', 'flagId', 'fileId', 'mediaId'),
         fc.oneof(pathValue, fc.nat()),
       ),
       useSignedUpload: fc.boolean(),
@@ -210,8 +217,10 @@ describe('fuzzing every route', () => {
         const target = uploadRoute && fuzzed.useSignedUpload ? ids.uploads[fuzzed.route.method === 'put' ? 0 : 1] : path;
         let call = request(t.http)[fuzzed.route.method](target);
         if (!(uploadRoute && fuzzed.useSignedUpload)) call = call.query(fuzzed.query);
-        const auth = fuzzed.auth === 'right' ? (fuzzed.route.path.startsWith('/v1/admin') ? 'admin' : 'key') : fuzzed.auth;
+        const right = fuzzed.route.path.startsWith('/v1/admin') ? 'admin' : SESSION_ROUTE.test(fuzzed.route.path) ? 'session' : 'key';
+        const auth = fuzzed.auth === 'right' ? right : fuzzed.auth;
         if (auth === 'key') call = call.set(bearer(org.key));
+        if (auth === 'session') call = call.set({ Cookie: member.cookie, 'X-Organization-Id': org.id, 'X-CSRF-Token': member.csrfToken });
         if (auth === 'admin') call = call.set(bearer(TEST_ADMIN_TOKEN));
         if (fuzzed.auth === 'bad') call = call.set(bearer('fsk_' + 'b'.repeat(43)));
         for (const [name, value] of Object.entries(fuzzed.headers)) if (value !== undefined && sendable(value)) call = call.set(name, value);

@@ -37,7 +37,8 @@ export interface AuthErrorDocs {
   rateLimited?: string;
 }
 
-const RETRY_AFTER = { 'Retry-After': { description: 'Seconds until the request may be sent again', schema: { type: 'integer' } } };
+/** The `Retry-After` header a documented 429 carries. */
+export const RETRY_AFTER = { 'Retry-After': { description: 'Seconds until the request may be sent again', schema: { type: 'integer' } } };
 
 /**
  * The route needs an API key carrying this permission; also documents bearer auth, 401 and 403. A route

@@ -136,3 +136,6 @@ export function CharLength(min: number, max: number, options?: ValidationOptions
       },
     });
 }
+
+/** class-transformer's `@Transform` for a text field compared as typed without its surrounding spaces (an email). */
+export const trimmedString = ({ value }: { value: unknown }): unknown => (typeof value === 'string' ? value.trim() : value);

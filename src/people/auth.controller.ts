@@ -14,7 +14,7 @@ import {
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { CurrentUser, SignedIn } from '../auth/auth.decorators';
+import { CurrentUser, RETRY_AFTER, SignedIn } from '../auth/auth.decorators';
 import { SignedInUser } from '../auth/principal';
 import { IssuedSession } from '../auth/sessions/session-authenticator';
 import { sessionCookieHeader } from '../auth/sessions/session-token';
@@ -34,7 +34,6 @@ const SET_COOKIE = {
     schema: { type: 'string' },
   },
 };
-const RETRY_AFTER = { 'Retry-After': { description: 'Seconds until the request may be sent again', schema: { type: 'integer' } } };
 /** What an invitation's link carries: 32 random bytes, base64url. */
 const INVITATION_TOKEN = /^[A-Za-z0-9_-]{43}$/;
 

@@ -14,7 +14,7 @@ import { SessionPrincipal } from '../auth/principal';
 import { ApiJsonBody } from '../common/decorators/api-json-body.decorator';
 import { UuidParam } from '../common/decorators/uuid-param.decorator';
 import { ApiErrorDto } from '../common/dto/api-error.dto';
-import { CreateApiKeyDto, CreatedApiKeyDto } from '../organizations/dto/organization.dto';
+import { ApiKeyDto, CreateApiKeyDto, CreatedApiKeyDto } from '../organizations/dto/organization.dto';
 import { CREATED_API_KEY_EXAMPLE } from '../organizations/dto/organization.examples';
 import { OrganizationsService } from '../organizations/organizations.service';
 import {
@@ -24,7 +24,6 @@ import {
   MemberDto,
   MemberListDto,
   MembersQueryDto,
-  OrganizationApiKeyDto,
   UpdateMemberDto,
 } from './dto/people.dto';
 import {
@@ -137,8 +136,8 @@ export class OrganizationPeopleController {
     summary: "The organization's API keys",
     description: 'Every key it was issued, oldest first, revoked ones with revokedAt (so that history can name them); never the key itself.',
   })
-  @ApiOkResponse({ type: [OrganizationApiKeyDto], example: ORGANIZATION_API_KEYS_EXAMPLE })
-  listApiKeys(@CurrentPrincipal() principal: SessionPrincipal): Promise<OrganizationApiKeyDto[]> {
+  @ApiOkResponse({ type: [ApiKeyDto], example: ORGANIZATION_API_KEYS_EXAMPLE })
+  listApiKeys(@CurrentPrincipal() principal: SessionPrincipal): Promise<ApiKeyDto[]> {
     return this.people.listApiKeys(principal.organizationId);
   }
 

@@ -10,7 +10,7 @@ import { pageWindow, totalPages } from '../common/dto/pagination';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Sql, Transaction } from '../database/sql';
 import { Transactions } from '../database/transactions';
-import { FirstAdminDto, FirstAdminUserDto } from '../organizations/dto/organization.dto';
+import { ApiKeyDto, FirstAdminDto, FirstAdminUserDto } from '../organizations/dto/organization.dto';
 import { OrganizationFounder } from '../organizations/organization-founder';
 import { OrganizationsErrors } from '../organizations/organizations.errors';
 import { OrganizationsRepository } from '../organizations/organizations.repository';
@@ -23,7 +23,6 @@ import {
   ListUsersQueryDto,
   MemberDto,
   MemberListDto,
-  OrganizationApiKeyDto,
   UserDto,
   UserPageDto,
 } from './dto/people.dto';
@@ -176,15 +175,8 @@ export class PeopleService implements OrganizationFounder {
   }
 
   /** Every key the organization was issued, revoked ones with revokedAt; never the key or its hash. */
-  async listApiKeys(organizationId: string): Promise<OrganizationApiKeyDto[]> {
-    const keys = await this.organizations.listApiKeys(this.sql, organizationId);
-    return keys.map((key) => ({
-      id: key.id,
-      name: key.name,
-      permissions: key.permissions,
-      createdAt: key.createdAt.toISOString(),
-      revokedAt: key.revokedAt?.toISOString() ?? null,
-    }));
+  async listApiKeys(organizationId: string): Promise<ApiKeyDto[]> {
+    return (await this.organizations.listApiKeys(this.sql, organizationId)).map((key) => ApiKeyDto.from(key));
   }
 
   private async lockedMember(tx: Transaction, organizationId: string, userId: string) {

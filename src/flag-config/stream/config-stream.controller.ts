@@ -15,7 +15,7 @@ import {
 } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { ApiKeyAuthenticator } from '../../auth/api-key-authenticator';
-import { API_KEY_SECURITY, SESSION_SECURITY } from '../../auth/auth.decorators';
+import { API_KEY_SECURITY, RETRY_AFTER, SESSION_SECURITY } from '../../auth/auth.decorators';
 import { Public } from '../../http/access';
 import { permissionRefusal } from '../../auth/auth.errors';
 import { countedAuthentication, RequestAuthenticator } from '../../auth/request-authenticator';
@@ -31,7 +31,6 @@ import { ConfigStreamHub, MAX_STREAMS_PER_KEY } from './config-stream.hub';
 import { STREAM_TOKENS, StreamTokens } from './stream-token';
 
 export const CONFIG_STREAM_PATH = '/v1/flags/config/stream';
-const RETRY_AFTER = { 'Retry-After': { description: 'Seconds until the request may be sent again', schema: { type: 'integer' } } };
 
 function tooManyStreams(principal: Principal): RateLimitedError {
   const holder = principal.type === 'apiKey' ? 'This key' : 'You';

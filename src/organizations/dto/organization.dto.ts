@@ -16,17 +16,15 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { PageQueryDto, pageFields } from '../../common/dto/pagination';
-import { CharLength } from '../../common/validation';
+import { CharLength, trimmedString } from '../../common/validation';
 import { ApiKey } from '../../auth/api-key';
 import { ApiKeyRecord, Organization, Subscription, SubscriptionStatus } from '../organization.model';
 import { Permission } from '../../auth/permission';
 
-const trimmed = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
-
 /** An organization's first admin, created with it (POST /v1/admin/organizations). */
 export class FirstAdminDto {
   @ApiProperty({ format: 'email', maxLength: 254, example: 'maya@acme.example' })
-  @Transform(trimmed)
+  @Transform(trimmedString)
   @IsEmail({}, { message: 'admin.email must be an email address' })
   @MaxLength(254)
   email: string;

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsEmail, IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
 import { PageQueryDto, pageFields } from '../../common/dto/pagination';
-import { CharLength } from '../../common/validation';
+import { CharLength, trimmedString } from '../../common/validation';
 import { Role, ROLES } from '../../auth/roles';
 import { Membership, User } from '../people.model';
 
@@ -10,11 +10,10 @@ import { Membership, User } from '../people.model';
 const PASSWORD = { minLength: 12, maxLength: 256, format: 'password' } as const;
 const EMAIL_MESSAGE = 'email must be an email address';
 const ROLE_MESSAGE = `role must be one of ${ROLES.join(', ')}`;
-const trimmed = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
 
 export class CreateUserDto {
   @ApiProperty({ format: 'email', maxLength: 254, example: 'maya@acme.example', description: 'Unique among users, compared ignoring case' })
-  @Transform(trimmed)
+  @Transform(trimmedString)
   @IsEmail({}, { message: EMAIL_MESSAGE })
   @MaxLength(254)
   email: string;
@@ -151,7 +150,7 @@ export class SessionDto {
 
 export class CreateInvitationDto {
   @ApiProperty({ format: 'email', maxLength: 254, example: 'sam@acme.example' })
-  @Transform(trimmed)
+  @Transform(trimmedString)
   @IsEmail({}, { message: EMAIL_MESSAGE })
   @MaxLength(254)
   email: string;
@@ -189,12 +188,4 @@ export class AcceptInvitationDto {
   @IsString()
   @CharLength(12, 256)
   password?: string;
-}
-
-export class OrganizationApiKeyDto {
-  @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty() name: string;
-  @ApiProperty({ isArray: true, enum: ['FLAGS_READ', 'FLAGS_WRITE', 'STORAGE_READ', 'STORAGE_WRITE'] }) permissions: string[];
-  @ApiProperty({ format: 'date-time' }) createdAt: string;
-  @ApiProperty({ format: 'date-time', nullable: true, type: String }) revokedAt: string | null;
 }

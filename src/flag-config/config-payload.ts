@@ -15,14 +15,22 @@ export interface ConfigPayload {
   builtAt: number;
   /** The flags the payload serves, by key order; read by OFREP (`ofrep/ofrep-evaluation.ts`). */
   entries: readonly ConfigEntry[];
+  /** Whether any flag has rules: OFREP then evaluates per request, by context. */
+  targeted: boolean;
+}
+
+/** An entry as the payload serves it: `rules` only when the flag has any, so flags without rules read as the spec lists them. */
+function served({ key, type, value, runtime, rules }: ConfigEntry): ConfigEntry {
+  return rules ? { key, type, value, runtime, rules } : { key, type, value, runtime };
 }
 
 /**
  * The ETag is a hash of the canonical form of the flags alone (never of generatedAt), so the same set of
- * flags gives the same value on every instance and after every restart.
+ * flags gives the same value on every instance and after every restart. It covers their rules: a rules-only edit
+ * changes it.
  */
 export function configEtag(entries: readonly ConfigEntry[]): string {
-  const canonical = canonicalJson(entries.map(({ key, type, value, runtime }) => ({ key, type, value, runtime })));
+  const canonical = canonicalJson(entries.map(served));
   return createHash('sha256').update(canonical).digest('base64url').slice(0, 32);
 }
 
@@ -34,8 +42,8 @@ export function buildConfigPayload(entries: readonly ConfigEntry[], now: Date): 
       etag,
       generatedAt: now.toISOString(),
       pollIntervalSeconds: POLL_INTERVAL_SECONDS,
-      flags: entries.map(({ key, type, value, runtime }) => ({ key, type, value, runtime })),
+      flags: entries.map(served),
     }),
   );
-  return { etag, etagHeader: `W/"${etag}"`, body, builtAt: now.getTime(), entries };
+  return { etag, etagHeader: `W/"${etag}"`, body, builtAt: now.getTime(), entries, targeted: entries.some((entry) => entry.rules !== undefined) };
 }

@@ -88,8 +88,13 @@ export class FlagConfigPoll {
  * refetches alike. Pollers send back the ETag exactly as they got it: one string compare instead of parsing.
  */
 export function isNotModified(request: IncomingMessage, payload: ConfigPayload): boolean {
+  return ifNoneMatches(request, payload.etag, payload.etagHeader);
+}
+
+/** The same rule for any validator: `etag` bare, `etagHeader` as served (`W/"<etag>"`). */
+export function ifNoneMatches(request: IncomingMessage, etag: string, etagHeader: string): boolean {
   const ifNoneMatch = request.headers['if-none-match'];
-  return ifNoneMatch === payload.etagHeader || ifNoneMatchMatches(ifNoneMatch, payload.etag);
+  return ifNoneMatch === etagHeader || ifNoneMatchMatches(ifNoneMatch, etag);
 }
 
 function send(request: IncomingMessage, response: ServerResponse, payload: ConfigPayload, polls: PollCounts): void {

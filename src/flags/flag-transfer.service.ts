@@ -5,7 +5,7 @@ import { Sql, Transaction } from '../database/sql';
 import { OrganizationsRepository } from '../organizations/organizations.repository';
 import { QuotaService } from '../quota/quota.service';
 import { ExportedFlagDto, FlagExportDto, ImportFlagsDto, ImportReportDto } from './dto/flag-transfer.dto';
-import { editBetween, Flag, FlagChange, flagChange, FlagSnapshot, snapshotOf } from './flag.model';
+import { editBetween, Flag, FlagChange, flagChange, FlagSnapshot, snapshotOf, withRules } from './flag.model';
 import { FlagWrite } from './flag-writer';
 import { FlagsErrors } from './flags.errors';
 import { FlagsRepository } from './flags.repository';
@@ -103,7 +103,8 @@ async function validEntries(flags: unknown[]): Promise<ExportedFlagDto[]> {
     if (errors.length > 0) throw new BadRequestException(`${where}: ${describeValidationErrors(errors)}`);
     if (seen.has(entry.key)) throw new BadRequestException(`${where}: key "${entry.key}" is in the document twice`);
     seen.add(entry.key);
-    entries.push({ ...entry, description: entry.description ?? null });
+    const { rules, ...state } = entry;
+    entries.push(withRules({ ...state, description: state.description ?? null }, rules));
   }
   return entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }

@@ -1,4 +1,5 @@
 import { jsonEqual } from '../common/canonical-json';
+import { FlagRule, orderedRules } from './targeting/flag-rules';
 
 export const FLAG_TYPES = ['boolean', 'string', 'number', 'json'] as const;
 export type FlagType = (typeof FLAG_TYPES)[number];
@@ -17,6 +18,8 @@ export interface FlagSnapshot {
   value: unknown;
   runtime: FlagRuntime;
   archived: boolean;
+  /** Targeting: present only when the flag has rules (never an empty list), so a flag without rules looks as the spec lists it. */
+  rules?: FlagRule[];
 }
 
 /** A stored flag. */
@@ -28,15 +31,23 @@ export interface Flag extends FlagSnapshot {
   updatedAt: Date;
 }
 
-export function snapshotOf(flag: Flag): FlagSnapshot {
-  const { name, description, type, value, runtime, archived } = flag;
-  return { name, description, type, value, runtime, archived };
+export function snapshotOf(flag: FlagSnapshot): FlagSnapshot {
+  const { name, description, type, value, runtime, archived, rules } = flag;
+  return withRules({ name, description, type, value, runtime, archived }, rules);
+}
+
+/**
+ * `state` with `rules`, in their documented field order, when there are any; without the field when there are none
+ * (undefined, null or []).
+ */
+export function withRules<T extends object>(state: T, rules: readonly FlagRule[] | null | undefined): T & { rules?: FlagRule[] } {
+  return rules && rules.length > 0 ? { ...state, rules: orderedRules(rules) } : state;
 }
 
 /** Which parts of a flag an edit touches; the lock and archive rules and the audit label all read this. */
 export interface FlagEdit {
   runtime: boolean;
-  /** Type or value. */
+  /** Type, value or rules: what the flag serves. */
   value: boolean;
   archived: boolean;
   /** Name or description. */
@@ -46,7 +57,7 @@ export interface FlagEdit {
 export function editBetween(before: FlagSnapshot, after: FlagSnapshot): FlagEdit {
   return {
     runtime: before.runtime !== after.runtime,
-    value: before.type !== after.type || !jsonEqual(before.value, after.value),
+    value: before.type !== after.type || !jsonEqual(before.value, after.value) || !jsonEqual(before.rules ?? [], after.rules ?? []),
     archived: before.archived !== after.archived,
     details: before.name !== after.name || before.description !== after.description,
   };
@@ -65,7 +76,7 @@ export enum FlagAction {
 
 /**
  * The label of one change. An edit touching several fields is labelled by the one that outranks the others:
- * runtime > value (type and value) > archived state > name and description. Null when nothing changed.
+ * runtime > value (type, value and rules) > archived state > name and description. Null when nothing changed.
  */
 export function flagActionFor(before: FlagSnapshot | null, after: FlagSnapshot | null): FlagAction | null {
   if (!before && !after) return null;

@@ -16,6 +16,8 @@ import { ApiJsonBody } from '../common/decorators/api-json-body.decorator';
 import { ApiErrorDto } from '../common/dto/api-error.dto';
 import { Permission } from '../auth/permission';
 import { CreateFlagDto, RestoreFlagDto, UpdateFlagDto } from './dto/flag-input.dto';
+import { EvaluateFlagDto, FlagEvaluationDto } from './dto/flag-evaluation.dto';
+import { RULES_EXAMPLE } from './dto/flag-rules.dto';
 import { FeatureFlagDto, FlagPageDto, ListFlagsQueryDto } from './dto/flag.dto';
 import { AUDIT_PAGE_EXAMPLE, FLAG_EXAMPLE, FLAG_PAGE_EXAMPLE } from './dto/flag.examples';
 import { FlagWriteRun } from './flag-writer';
@@ -34,7 +36,9 @@ export class FlagsController {
     summary: 'Create a flag; it is published to servers at once',
     description:
       'The key is the name servers read the flag by: immutable and unique in the organization (an archived flag keeps it). ' +
-      'The value must match the type (at most 4 KB, 4 levels deep). `shared` flags (the default) may be relayed to players; ' +
+      'The value must match the type (at most 4 KB, 4 levels deep). `rules` (optional, at most 20) choose another value by the ' +
+      "evaluation context: the first rule whose conditions all hold gives its value, each of the flag's type. " +
+      '`shared` flags (the default) may be relayed to players; ' +
       'create anything secret as `server`. An organization may have 5 flags, or 50 with an active subscription (GET /v1/flags/quota). ' +
       'Audited as `flag.create`; servers see it on their next poll or stream event.',
   })
@@ -52,6 +56,10 @@ export class FlagsController {
     json: {
       summary: 'A server-only JSON table',
       value: { key: 'loot-table', name: 'Loot table', type: 'json', value: { common: 0.7, rare: 0.25, legendary: 0.05 }, runtime: 'server' },
+    },
+    targeted: {
+      summary: 'Off by default; on for European servers and a 10 % canary of builds from 1.4',
+      value: { key: 'new-matchmaker', name: 'New matchmaker', type: 'boolean', value: false, rules: RULES_EXAMPLE },
     },
   })
   @ApiCreatedResponse({ type: FeatureFlagDto, example: { ...FLAG_EXAMPLE, value: false, updatedAt: FLAG_EXAMPLE.createdAt } })
@@ -97,19 +105,28 @@ export class FlagsController {
     summary: 'Change a flag: send only what changes; the key is immutable',
     description:
       '`type` and `value` go together; `description: null` clears it; `archived: true` takes the flag out of the config payload ' +
-      '(its value cannot change while archived). A locked flag may only be archived, unarchived or deleted. One audit entry per ' +
-      'call, labelled by the most significant change (runtime > value > archive state > name and description); a call that ' +
-      'changes nothing writes none.',
+      '(its value and rules cannot change while archived). `rules` replaces the whole list (`[]` removes them); a type change on ' +
+      'a flag with rules must send rules of the new type. A locked flag may only be archived, unarchived or deleted. One audit ' +
+      'entry per call, labelled by the most significant change (runtime > value and rules > archive state > name and ' +
+      'description); a call that changes nothing writes none.',
   })
   @ApiJsonBody(UpdateFlagDto, {
     value: { summary: 'Turn the event on', value: { type: 'boolean', value: true } },
     archive: { summary: 'Archive it once the event is over', value: { archived: true } },
     rename: { summary: 'Rename it and clear the description', value: { name: 'Double XP (weekend)', description: null } },
+    rollout: {
+      summary: 'Roll it out to 10 % of servers',
+      value: { rules: [{ id: 'canary', conditions: [{ attribute: 'serverId', operator: 'percentage', values: [0, 10] }], value: true }] },
+    },
+    noRules: { summary: 'Remove every rule: everyone gets value', value: { rules: [] } },
   })
   @ApiOkResponse({ type: FeatureFlagDto, example: FLAG_EXAMPLE })
-  @ApiBadRequestResponse({ type: ApiErrorDto, description: 'Validation failed, or type and value not sent together' })
+  @ApiBadRequestResponse({
+    type: ApiErrorDto,
+    description: 'Validation failed (the message names the field, such as rules[0].conditions[1].values), or type and value not sent together',
+  })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such flag in this organization' })
-  @ApiConflictResponse({ type: ApiErrorDto, description: 'Value change of an archived flag' })
+  @ApiConflictResponse({ type: ApiErrorDto, description: 'Value or rules change of an archived flag' })
   update(@CurrentPrincipal() principal: Principal, @UuidParam('flagId') flagId: string, @Body() dto: UpdateFlagDto): FlagWriteRun<FeatureFlagDto> {
     return (tx) => this.flags.update(tx, principal.organizationId, flagId, dto);
   }
@@ -119,10 +136,11 @@ export class FlagsController {
   @RequirePermission(Permission.FLAGS_WRITE, { forbidden: 'The key lacks FLAGS_WRITE, or the flag is locked' })
   @AuditedFlagWrite()
   @ApiOperation({
-    summary: "Restore a flag to an audit entry's `after` state (name, description, type, value, runtime, archived)",
+    summary: "Restore a flag to an audit entry's `after` state (name, description, type, value, runtime, archived, rules)",
     description:
       'An ordinary edit by the calling key: the rules and audit labels of PATCH apply, and restoring the current state ' +
-      'writes nothing. The entry must be one of this flag whose `after` is not null (not a deletion).',
+      'writes nothing. The entry must be one of this flag whose `after` is not null (not a deletion); an entry without rules ' +
+      "removes the flag's rules.",
   })
   @ApiJsonBody(RestoreFlagDto, {
     entry: { summary: "Back to an audit entry's after state", value: { auditEntryId: AUDIT_PAGE_EXAMPLE.results[1].id } },
@@ -136,6 +154,27 @@ export class FlagsController {
   @ApiConflictResponse({ type: ApiErrorDto, description: 'The flag is archived and would stay archived with another value' })
   restore(@CurrentPrincipal() principal: Principal, @UuidParam('flagId') flagId: string, @Body() dto: RestoreFlagDto): FlagWriteRun<FeatureFlagDto> {
     return (tx) => this.flags.restore(tx, principal.organizationId, flagId, dto.auditEntryId);
+  }
+
+  @Post(':flagId/evaluate')
+  @HttpCode(HttpStatus.OK)
+  @RequirePermission(Permission.FLAGS_READ)
+  @ApiOperation({
+    summary: 'What a flag gives for a context: the preview of the console and support tools',
+    description:
+      'The flag as stored (archived or not) through the evaluator OFREP and the SDK use: the first rule whose conditions all hold ' +
+      'gives its value (reason TARGETING_MATCH, or SPLIT when the rule has a percentage condition; variant the rule id); none ' +
+      'holding, the flag value (DEFAULT, variant `default`); a flag without rules gives its value (STATIC).',
+  })
+  @ApiJsonBody(EvaluateFlagDto, {
+    server: { summary: 'A game server', value: { context: { serverId: 'eu-west-17', region: 'eu-west', build: '1.4.2' } } },
+    player: { summary: 'A player on that server', value: { context: { targetingKey: 'player-8812', region: 'eu-west', build: '1.4.2' } } },
+  })
+  @ApiOkResponse({ type: FlagEvaluationDto, example: { value: true, reason: 'SPLIT', variant: 'canary' } })
+  @ApiBadRequestResponse({ type: ApiErrorDto, description: 'flagId is not a valid UUID, or context is not a JSON object' })
+  @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such flag in this organization' })
+  evaluate(@CurrentPrincipal() principal: Principal, @UuidParam('flagId') flagId: string, @Body() dto: EvaluateFlagDto): Promise<FlagEvaluationDto> {
+    return this.flags.evaluate(principal.organizationId, flagId, dto.context);
   }
 
   @Delete(':flagId')

@@ -11,9 +11,12 @@ export enum FlagsErrorCode {
   TOO_MANY_SCHEDULES = 'TOO_MANY_SCHEDULES',
   AUDIT_ENTRY_NOT_RESTORABLE = 'AUDIT_ENTRY_NOT_RESTORABLE',
   IMPORT_REFUSED = 'IMPORT_REFUSED',
+  VALIDATION_ERROR = 'VALIDATION_ERROR',
 }
 
 export const FlagsErrors = {
+  /** A body rule that needs the stored flag to check (rules against the flag's type): the 400 a DTO rule would give. */
+  invalid: (message: string) => new DomainError(HttpStatus.BAD_REQUEST, FlagsErrorCode.VALIDATION_ERROR, message),
   notFound: (flagId: string) => new DomainError(HttpStatus.NOT_FOUND, FlagsErrorCode.FLAG_NOT_FOUND, `Flag ${flagId} not found in this organization`),
   keyTaken: (key: string) =>
     new DomainError(

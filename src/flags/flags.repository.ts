@@ -2,18 +2,20 @@ import { Injectable } from '@nestjs/common';
 import { pagedRows } from '../database/paged-rows';
 import { Db, isUniqueViolation, Transaction } from '../database/sql';
 import { containsPattern } from '../common/like-pattern';
-import { Flag, FlagRuntime, FlagSnapshot, FlagType } from './flag.model';
+import { Flag, FlagRuntime, FlagSnapshot, FlagType, withRules } from './flag.model';
+import { FlagRule } from './targeting/flag-rules';
 
 export interface NewFlag extends FlagSnapshot {
   key: string;
 }
 
-/** What the config payload serves of a flag. */
+/** What the config payload serves of a flag: its rules only when it has any. */
 export interface ConfigEntry {
   key: string;
   type: FlagType;
   value: unknown;
   runtime: FlagRuntime;
+  rules?: FlagRule[];
 }
 
 /** The flags a config payload is built from, and the config version they are at. */
@@ -22,8 +24,22 @@ export interface VersionedConfig {
   entries: ConfigEntry[];
 }
 
-const COLUMNS = `id, organization_id AS "organizationId", key, name, description, type, value, runtime, archived,
+const COLUMNS = `id, organization_id AS "organizationId", key, name, description, type, value, runtime, archived, rules,
   created_at AS "createdAt", updated_at AS "updatedAt"`;
+
+/** A row as read: `rules` is NULL for a flag without rules. */
+type FlagRow = Omit<Flag, 'rules'> & { rules: FlagRule[] | null };
+
+/** The stored flag: its rules in their documented order, and no `rules` field when it has none. */
+function flagOf(row: FlagRow): Flag {
+  const { rules, ...flag } = row;
+  return withRules(flag, rules);
+}
+
+/** The rules column's parameter: NULL for none, so that a flag without rules stores no empty list. */
+function rulesParameter(rules: readonly FlagRule[] | undefined): string | null {
+  return rules && rules.length > 0 ? JSON.stringify(rules) : null;
+}
 
 const KEY_UNIQUE_CONSTRAINT = 'flags_organization_key_unique';
 
@@ -45,11 +61,22 @@ export class FlagsRepository {
   /** The new flag, or null when the organization already has (or had, archived) a flag with that key. */
   async insert(db: Db, organizationId: string, flag: NewFlag): Promise<Flag | null> {
     try {
-      return await db.row<Flag>(
-        `INSERT INTO flags (organization_id, key, name, description, type, value, runtime, archived)
-         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8) RETURNING ${COLUMNS}`,
-        [organizationId, flag.key, flag.name, flag.description, flag.type, JSON.stringify(flag.value), flag.runtime, flag.archived],
+      const row = await db.row<FlagRow>(
+        `INSERT INTO flags (organization_id, key, name, description, type, value, runtime, archived, rules)
+         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9::jsonb) RETURNING ${COLUMNS}`,
+        [
+          organizationId,
+          flag.key,
+          flag.name,
+          flag.description,
+          flag.type,
+          JSON.stringify(flag.value),
+          flag.runtime,
+          flag.archived,
+          rulesParameter(flag.rules),
+        ],
       );
+      return row && flagOf(row);
     } catch (error) {
       if (isUniqueViolation(error, KEY_UNIQUE_CONSTRAINT)) return null;
       throw error;
@@ -66,23 +93,35 @@ export class FlagsRepository {
   }
 
   /** Every flag of the organization, archived ones included, by key; in a transaction, with their row locks. */
-  all(db: Db, organizationId: string, lock: '' | 'FOR UPDATE' = ''): Promise<Flag[]> {
-    return db.rows<Flag>(`SELECT ${COLUMNS} FROM flags WHERE organization_id = $1 ORDER BY key ${lock}`, [organizationId]);
+  async all(db: Db, organizationId: string, lock: '' | 'FOR UPDATE' = ''): Promise<Flag[]> {
+    const rows = await db.rows<FlagRow>(`SELECT ${COLUMNS} FROM flags WHERE organization_id = $1 ORDER BY key ${lock}`, [organizationId]);
+    return rows.map(flagOf);
   }
 
-  private find(db: Db, organizationId: string, flagId: string, lock: '' | 'FOR UPDATE'): Promise<Flag | null> {
-    return db.row<Flag>(`SELECT ${COLUMNS} FROM flags WHERE organization_id = $1 AND id = $2 ${lock}`, [organizationId, flagId]);
+  private async find(db: Db, organizationId: string, flagId: string, lock: '' | 'FOR UPDATE'): Promise<Flag | null> {
+    const row = await db.row<FlagRow>(`SELECT ${COLUMNS} FROM flags WHERE organization_id = $1 AND id = $2 ${lock}`, [organizationId, flagId]);
+    return row && flagOf(row);
   }
 
   async update(db: Db, organizationId: string, flagId: string, state: FlagSnapshot): Promise<Flag> {
-    const row = await db.row<Flag>(
-      `UPDATE flags SET name = $3, description = $4, type = $5, value = $6::jsonb, runtime = $7, archived = $8,
+    const row = await db.row<FlagRow>(
+      `UPDATE flags SET name = $3, description = $4, type = $5, value = $6::jsonb, runtime = $7, archived = $8, rules = $9::jsonb,
          updated_at = clock_timestamp()
        WHERE organization_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
-      [organizationId, flagId, state.name, state.description, state.type, JSON.stringify(state.value), state.runtime, state.archived],
+      [
+        organizationId,
+        flagId,
+        state.name,
+        state.description,
+        state.type,
+        JSON.stringify(state.value),
+        state.runtime,
+        state.archived,
+        rulesParameter(state.rules),
+      ],
     );
     if (!row) throw new Error(`Flag ${flagId} vanished under its row lock`);
-    return row;
+    return flagOf(row);
   }
 
   async delete(db: Db, organizationId: string, flagId: string): Promise<void> {
@@ -102,7 +141,15 @@ export class FlagsRepository {
       conditions.push(`(key ILIKE $${parameters.length} OR name ILIKE $${parameters.length})`);
     }
     const where = conditions.join(' AND ');
-    return pagedRows<Flag>(db, { columns: COLUMNS, table: 'flags', where, parameters, offset: filter.offset, limit: filter.limit });
+    const { rows, total } = await pagedRows<FlagRow>(db, {
+      columns: COLUMNS,
+      table: 'flags',
+      where,
+      parameters,
+      offset: filter.offset,
+      limit: filter.limit,
+    });
+    return { rows: rows.map(flagOf), total };
   }
 
   /**
@@ -111,14 +158,16 @@ export class FlagsRepository {
    * statement, so the version and the flags always belong together.
    */
   async versionedConfig(db: Db, organizationId: string): Promise<VersionedConfig> {
-    const rows = await db.rows<ConfigEntry & { version: string }>(
-      `SELECT v.version, f.key, f.type, f.value, f.runtime
+    const rows = await db.rows<Omit<ConfigEntry, 'rules'> & { rules: FlagRule[] | null; version: string }>(
+      `SELECT v.version, f.key, f.type, f.value, f.runtime, f.rules
        FROM (SELECT coalesce(max(version), 0) AS version FROM config_versions WHERE organization_id = $1) v
        LEFT JOIN flags f ON f.organization_id = $1 AND NOT f.archived
        ORDER BY f.key COLLATE "C"`,
       [organizationId],
     );
-    const entries = rows.filter((row) => row.key !== null).map(({ key, type, value, runtime }) => ({ key, type, value, runtime }));
+    const entries = rows
+      .filter((row) => row.key !== null)
+      .map(({ key, type, value, runtime, rules }) => withRules({ key, type, value, runtime }, rules));
     return { version: Number(rows[0].version), entries };
   }
 

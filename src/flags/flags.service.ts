@@ -7,7 +7,10 @@ import { QuotaService } from '../quota/quota.service';
 import { AuditFilterDto, auditFilterOf, AuditPageDto, AuditQueryDto, FeatureFlagAuditEntryDto } from './dto/flag-audit.dto';
 import { CreateFlagDto, UpdateFlagDto } from './dto/flag-input.dto';
 import { FeatureFlagDto, FlagPageDto, ListFlagsQueryDto } from './dto/flag.dto';
-import { editBetween, flagChange, FlagSnapshot, snapshotOf } from './flag.model';
+import { editBetween, flagChange, FlagSnapshot, FlagType, snapshotOf, withRules } from './flag.model';
+import { FlagRule, flagRulesError } from './targeting/flag-rules';
+import { evaluateFlag, EvaluationContext } from './targeting/evaluate-flag';
+import { FlagEvaluationDto } from './dto/flag-evaluation.dto';
 import { FlagWrite } from './flag-writer';
 import { FlagsErrors } from './flags.errors';
 import { FlagsRepository } from './flags.repository';
@@ -35,14 +38,10 @@ export class FlagsService {
     const { max, used } = await this.quota.quotaFor(tx, organizationId);
     if (used >= max) throw FlagsErrors.allowanceReached(max);
 
-    const state: FlagSnapshot = {
-      name: dto.name,
-      description: dto.description ?? null,
-      type: dto.type,
-      value: dto.value,
-      runtime: dto.runtime ?? 'shared',
-      archived: false,
-    };
+    const state: FlagSnapshot = withRules(
+      { name: dto.name, description: dto.description ?? null, type: dto.type, value: dto.value, runtime: dto.runtime ?? 'shared', archived: false },
+      dto.rules,
+    );
     const flag = await this.flags.insert(tx, organizationId, { key: dto.key, ...state });
     if (!flag) throw FlagsErrors.keyTaken(dto.key);
     return new FlagWrite(FeatureFlagDto.from(flag, false), flagChange(organizationId, flag.id, flag.key, null, state));
@@ -72,20 +71,31 @@ export class FlagsService {
     return FeatureFlagDto.from(flag, await this.isLocked(this.sql, organizationId, flag.id));
   }
 
+  /** What the flag, as stored, gives for `context` (the evaluator OFREP and the SDK use). */
+  async evaluate(organizationId: string, flagId: string, context: EvaluationContext): Promise<FlagEvaluationDto> {
+    const flag = await this.flags.findById(this.sql, organizationId, flagId);
+    if (!flag) throw FlagsErrors.notFound(flagId);
+    return evaluateFlag(flag, context);
+  }
+
   /** Applies what the body sends; a body that changes nothing writes nothing and reports no change. */
   async update(tx: Transaction, organizationId: string, flagId: string, dto: UpdateFlagDto): Promise<FlagWrite<FeatureFlagDto>> {
     await this.organizations.lockOrganization(tx, organizationId);
     const current = await this.flags.findForUpdate(tx, organizationId, flagId);
     if (!current) throw FlagsErrors.notFound(flagId);
     const before = snapshotOf(current);
-    const after: FlagSnapshot = {
-      name: dto.name ?? before.name,
-      description: dto.description === undefined ? before.description : dto.description,
-      type: dto.type ?? before.type,
-      value: dto.value === undefined ? before.value : dto.value,
-      runtime: dto.runtime ?? before.runtime,
-      archived: dto.archived ?? before.archived,
-    };
+    const after: FlagSnapshot = withRules(
+      {
+        name: dto.name ?? before.name,
+        description: dto.description === undefined ? before.description : dto.description,
+        type: dto.type ?? before.type,
+        value: dto.value === undefined ? before.value : dto.value,
+        runtime: dto.runtime ?? before.runtime,
+        archived: dto.archived ?? before.archived,
+      },
+      dto.rules === undefined ? before.rules : dto.rules,
+    );
+    checkRulesFitType(before, after.type, dto.rules);
 
     const locked = await this.isLocked(tx, organizationId, flagId);
     const edit = editBetween(before, after);
@@ -101,8 +111,9 @@ export class FlagsService {
   }
 
   /**
-   * Sets name, description, type, value, runtime and archived to what an audit entry of this flag recorded
-   * after its change: an ordinary edit (PATCH's rules and labels; restoring the current state writes nothing).
+   * Sets name, description, type, value, runtime, archived and rules to what an audit entry of this flag recorded
+   * after its change (no rules when it has none): an ordinary edit (PATCH's rules and labels; restoring the current
+   * state writes nothing).
    */
   async restore(tx: Transaction, organizationId: string, flagId: string, auditEntryId: string): Promise<FlagWrite<FeatureFlagDto>> {
     const state = await this.audit.afterState(tx, organizationId, flagId, auditEntryId);
@@ -110,8 +121,8 @@ export class FlagsService {
       if (!(await this.flags.findById(tx, organizationId, flagId))) throw FlagsErrors.notFound(flagId);
       throw FlagsErrors.notRestorable(auditEntryId);
     }
-    const { name, description, type, value, runtime, archived } = state as FlagSnapshot;
-    return this.update(tx, organizationId, flagId, { name, description, type, value, runtime, archived });
+    const { name, description, type, value, runtime, archived, rules } = state as FlagSnapshot;
+    return this.update(tx, organizationId, flagId, { name, description, type, value, runtime, archived, rules: rules ?? [] });
   }
 
   async delete(tx: Transaction, organizationId: string, flagId: string): Promise<FlagWrite<void>> {
@@ -142,4 +153,21 @@ export class FlagsService {
     const { lockedFlagIds } = await this.quota.snapshot(db, organizationId);
     return lockedFlagIds.has(flagId);
   }
+}
+
+/**
+ * Rules sent without `type` were checked only for their shape: their values must fit the stored type. A type change
+ * on a flag with rules must bring rules of the new type, or none.
+ */
+export function checkRulesFitType(current: FlagSnapshot, type: FlagType, rules: FlagRule[] | undefined): void {
+  if (rules === undefined) {
+    if (type !== current.type && current.rules) {
+      throw FlagsErrors.invalid(
+        `rules must be sent when type changes: the flag has rules, and their values must be of type ${type} ([] removes them)`,
+      );
+    }
+    return;
+  }
+  const error = flagRulesError(type, rules);
+  if (error) throw FlagsErrors.invalid(error);
 }

@@ -81,7 +81,7 @@ const UNAUTHENTICATED_OPERATIONS: [string, string, string[]][] = [
 describe('OpenAPI document', () => {
   let t: TestApp;
   let paths: Record<string, Record<string, Operation>>;
-  let schemas: Record<string, { properties?: Record<string, unknown> }>;
+  let schemas: Record<string, { properties?: Record<string, unknown>; required?: string[] }>;
   let securitySchemes: Record<string, SecurityScheme>;
   let contract: Contract;
 
@@ -157,15 +157,68 @@ describe('OpenAPI document', () => {
 
   it('describes the flag, quota, config and audit bodies field by field', () => {
     expect(Object.keys(schemas.FeatureFlagDto.properties!).sort()).toEqual(
-      ['archived', 'createdAt', 'description', 'id', 'key', 'locked', 'name', 'runtime', 'type', 'updatedAt', 'value'].sort(),
+      ['archived', 'createdAt', 'description', 'id', 'key', 'locked', 'name', 'rules', 'runtime', 'type', 'updatedAt', 'value'].sort(),
     );
     expect(Object.keys(schemas.FeatureFlagQuotaDto.properties!).sort()).toEqual(['locked', 'max', 'subscribed', 'used']);
     expect(Object.keys(schemas.ConfigPayloadDto.properties!).sort()).toEqual(['etag', 'flags', 'generatedAt', 'pollIntervalSeconds']);
-    expect(Object.keys(schemas.FlagConfigEntryDto.properties!).sort()).toEqual(['key', 'runtime', 'type', 'value']);
+    expect(Object.keys(schemas.FlagConfigEntryDto.properties!).sort()).toEqual(['key', 'rules', 'runtime', 'type', 'value']);
+    // Targeting adds `rules` only where a flag has rules: the spec's fields stay the required ones.
+    for (const schema of ['FeatureFlagDto', 'FlagConfigEntryDto', 'FlagSnapshotDto', 'CreateFlagDto', 'UpdateFlagDto', 'ExportedFlagDto']) {
+      expect([schema, schemas[schema].required ?? []]).not.toEqual([schema, expect.arrayContaining(['rules'])]);
+      expect([schema, (schemas[schema].properties as Record<string, object>).rules]).toEqual([
+        schema,
+        expect.objectContaining({ type: 'array', maxItems: 20, items: { $ref: '#/components/schemas/FlagRuleDto' } }),
+      ]);
+    }
     expect(Object.keys(schemas.FeatureFlagAuditEntryDto.properties!).sort()).toEqual(
       ['action', 'actorId', 'actorType', 'after', 'before', 'createdAt', 'flagId', 'flagKey', 'id'].sort(),
     );
     expect(Object.keys(schemas.ApiErrorDto.properties!).sort()).toEqual(['error', 'message', 'statusCode']);
+  });
+
+  it("describes targeting's rule and condition schemas exactly: one condition schema per operator family", () => {
+    const rule = schemas.FlagRuleDto;
+    expect(rule.required!.sort()).toEqual(['conditions', 'id', 'value']);
+    const properties = rule.properties as Record<string, Record<string, unknown>>;
+    expect(properties.id).toMatchObject({ type: 'string', minLength: 1, maxLength: 64, pattern: '^[a-z0-9][a-z0-9_-]*$' });
+    expect(properties.conditions).toMatchObject({
+      type: 'array',
+      minItems: 1,
+      maxItems: 10,
+      items: {
+        oneOf: ['ListConditionDto', 'NumberConditionDto', 'VersionConditionDto', 'PercentageConditionDto'].map((name) => ({
+          $ref: `#/components/schemas/${name}`,
+        })),
+      },
+    });
+    const condition = (name: string) => schemas[name].properties as Record<string, Record<string, unknown>>;
+    for (const name of ['ListConditionDto', 'NumberConditionDto', 'VersionConditionDto', 'PercentageConditionDto']) {
+      expect(schemas[name].required!.sort()).toEqual(['attribute', 'operator', 'values']);
+      expect(condition(name).attribute).toMatchObject({ type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$' });
+    }
+    expect(condition('ListConditionDto').operator.enum).toEqual(['in', 'notIn']);
+    expect(condition('ListConditionDto').values).toMatchObject({ type: 'array', items: { type: 'string' }, minItems: 1, maxItems: 100 });
+    expect(condition('NumberConditionDto').operator.enum).toEqual(['gte', 'lt']);
+    expect(condition('NumberConditionDto').values).toMatchObject({ type: 'array', items: { type: 'number' }, minItems: 1, maxItems: 1 });
+    expect(condition('VersionConditionDto').operator.enum).toEqual(['semverGte', 'semverLt']);
+    expect(condition('VersionConditionDto').values).toMatchObject({ type: 'array', items: { type: 'string' }, minItems: 1, maxItems: 1 });
+    expect(condition('PercentageConditionDto').operator.enum).toEqual(['percentage']);
+    expect(condition('PercentageConditionDto').values).toMatchObject({
+      type: 'array',
+      items: { type: 'number', minimum: 0, maximum: 100 },
+      minItems: 2,
+      maxItems: 2,
+    });
+    for (const name of ['OfrepEvaluationDto', 'FlagEvaluationDto']) {
+      expect((schemas[name].properties as Record<string, { enum?: string[] }>).reason.enum).toEqual([
+        'STATIC',
+        'TARGETING_MATCH',
+        'SPLIT',
+        'DEFAULT',
+      ]);
+    }
+    const evaluate = paths['/v1/flags/{flagId}/evaluate'].post as unknown as { responses: Record<string, unknown> };
+    expect(Object.keys(evaluate.responses).sort()).toEqual(expect.arrayContaining(['200', '400', '401', '403', '404', '429']));
   });
 
   it('documents a flag value as any JSON value, and the fields that can be null as nullable', () => {

@@ -2,12 +2,20 @@ import { ApiProperty } from '@nestjs/swagger';
 import { FLAG_RUNTIMES, FLAG_TYPES, FlagRuntime, FlagType } from '../../flags/flag.model';
 import { JSON_VALUE_SCHEMA } from '../../flags/dto/json-value.schema';
 import { POLL_INTERVAL_SECONDS } from '../config-payload';
+import { rulesProperty } from '../../flags/dto/flag-rules.dto';
+import type { FlagRule } from '../../flags/targeting/flag-rules';
 
 export class FlagConfigEntryDto {
   @ApiProperty({ example: 'double-xp-weekend' }) key: string;
   @ApiProperty({ enum: FLAG_TYPES }) type: FlagType;
   @ApiProperty(JSON_VALUE_SCHEMA) value: unknown;
   @ApiProperty({ enum: FLAG_RUNTIMES, description: '`server` flags must never be forwarded to clients' }) runtime: FlagRuntime;
+  @ApiProperty(
+    rulesProperty(
+      'Targeting rules, for the server to evaluate against its context (the SDK does); absent when the flag has none. Never relay them to players: relay the resolved value.',
+    ),
+  )
+  rules?: FlagRule[];
 }
 
 export class ConfigPayloadDto {

@@ -1,44 +1,75 @@
+import { createHash } from 'node:crypto';
 import { HttpStatus } from '@nestjs/common';
+import { canonicalJson } from '../../common/canonical-json';
 import { DomainError } from '../../common/domain-error';
 import { OfrepFlagKey } from '../../http/error-response';
 import { ConfigEntry } from '../../flags/flags.repository';
+import { evaluateFlag, EvaluationContext, EvaluationReason } from '../../flags/targeting/evaluate-flag';
 import { ConfigPayload } from '../config-payload';
-
-/** A flag here has one value for everyone: the evaluation is always STATIC, of the one `default` variant. */
-export const OFREP_REASON = 'STATIC';
-export const OFREP_VARIANT = 'default';
 
 export interface OfrepEvaluation {
   key: string;
   value: unknown;
-  reason: typeof OFREP_REASON;
-  variant: typeof OFREP_VARIANT;
+  /** STATIC for a flag without rules; TARGETING_MATCH or SPLIT (a rule matched), DEFAULT (none did) for one with rules. */
+  reason: EvaluationReason;
+  /** The matching rule's id, or `default`. */
+  variant: string;
   metadata: { type: ConfigEntry['type']; runtime: ConfigEntry['runtime'] };
 }
 
-export function evaluationOf(entry: ConfigEntry): OfrepEvaluation {
-  return { key: entry.key, value: entry.value, reason: OFREP_REASON, variant: OFREP_VARIANT, metadata: { type: entry.type, runtime: entry.runtime } };
+/** A flag evaluated for a context, by the service's one evaluator (flags/targeting/evaluate-flag.ts). */
+export function evaluationOf(entry: ConfigEntry, context: EvaluationContext): OfrepEvaluation {
+  const { value, reason, variant } = evaluateFlag(entry, context);
+  return { key: entry.key, value, reason, variant, metadata: { type: entry.type, runtime: entry.runtime } };
 }
 
 interface Evaluations {
-  /** The bulk answer's `flags` array, serialised once per payload. */
-  flagsJson: string;
+  /** Each flag's evaluation serialised once per payload when it has no rules (it is the same for every context); else the flag. */
+  parts: (string | ConfigEntry)[];
   byKey: Map<string, ConfigEntry>;
+  /** The whole bulk `flags` array, when no flag has rules. */
+  flagsJson: string | undefined;
 }
 
 const evaluations = new WeakMap<ConfigPayload, Evaluations>();
 
-/** The payload's flags as OFREP evaluations, built on first use and kept as long as the payload is. */
-export function evaluationsOf(payload: ConfigPayload): Evaluations {
+/** The payload's flags prepared for OFREP, built on first use and kept as long as the payload is. */
+function evaluationsOf(payload: ConfigPayload): Evaluations {
   let built = evaluations.get(payload);
   if (!built) {
+    const parts = payload.entries.map((entry) => (entry.rules ? entry : JSON.stringify(evaluationOf(entry, {}))));
     built = {
-      flagsJson: JSON.stringify(payload.entries.map(evaluationOf)),
+      parts,
       byKey: new Map(payload.entries.map((entry) => [entry.key, entry])),
+      flagsJson: payload.targeted ? undefined : `[${parts.join(',')}]`,
     };
     evaluations.set(payload, built);
   }
   return built;
+}
+
+/** The bulk answer's `flags` array for a context: serialised once per payload while no flag has rules. */
+export function bulkFlagsJson(payload: ConfigPayload, context: EvaluationContext): string {
+  const { parts, flagsJson } = evaluationsOf(payload);
+  if (flagsJson !== undefined) return flagsJson;
+  return `[${parts.map((part) => (typeof part === 'string' ? part : JSON.stringify(evaluationOf(part, context)))).join(',')}]`;
+}
+
+/** One flag of the payload, or undefined when it has no such (non-archived) flag. */
+export function payloadEntry(payload: ConfigPayload, key: string): ConfigEntry | undefined {
+  return evaluationsOf(payload).byKey.get(key);
+}
+
+/**
+ * The bulk answer's validator: the config ETag while no flag has rules; otherwise a hash of it and the context, so a
+ * client whose context changed never gets a 304 for its old context's values.
+ */
+export function bulkEtag(payload: ConfigPayload, context: EvaluationContext): string {
+  if (!payload.targeted) return payload.etag;
+  return createHash('sha256')
+    .update(`${payload.etag}\n${canonicalJson(context)}`)
+    .digest('base64url')
+    .slice(0, 32);
 }
 
 /** OFREP's own failures: answered as `{key?, errorCode, errorDetails}` (see writeApiError's OFREP shape). */
@@ -53,8 +84,8 @@ export class OfrepError extends DomainError implements OfrepFlagKey {
   }
 }
 
-/** The request body: `{context: {...}}`. The context selects nothing (flags have one value) but must be an object. */
-export function checkEvaluationRequest(body: unknown): void {
+/** The request body's context: `{context: {...}}`, which must be a JSON object; it selects values through rules. */
+export function evaluationContext(body: unknown): EvaluationContext {
   const context = isObject(body) ? body.context : undefined;
   if (!isObject(context)) {
     throw new OfrepError(
@@ -63,6 +94,7 @@ export function checkEvaluationRequest(body: unknown): void {
       'context must be a JSON object, such as {"context": {"targetingKey": "server-1"}}',
     );
   }
+  return context;
 }
 
 export function flagNotFound(key: string): OfrepError {

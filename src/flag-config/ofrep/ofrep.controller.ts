@@ -20,11 +20,12 @@ import { Permission } from '../../auth/permission';
 import { CONFIG_CACHE_CONTROL, ConfigPayload } from '../config-payload';
 import { RateLimit } from '../../rate-limit/rate-limit.guard';
 import { RateLimitBudget } from '../../rate-limit/rate-limiter';
-import { isNotModified } from '../flag-config-poll';
+import { ifNoneMatches } from '../flag-config-poll';
 import { FlagConfigCache } from '../flag-config.cache';
 import { CONFIG_STREAM_PATH } from '../stream/config-stream.controller';
 import { STREAM_TOKENS, StreamTokens } from '../stream/stream-token';
-import { checkEvaluationRequest, evaluationOf, evaluationsOf, flagNotFound, OfrepEvaluation } from './ofrep-evaluation';
+import { bulkEtag, bulkFlagsJson, evaluationContext, evaluationOf, flagNotFound, OfrepEvaluation, payloadEntry } from './ofrep-evaluation';
+import { EvaluationContext } from '../../flags/targeting/evaluate-flag';
 import { ApiJsonBody } from '../../common/decorators/api-json-body.decorator';
 import { OFREP_BULK_EXAMPLE, OFREP_EVALUATION_EXAMPLE, OFREP_REQUEST_EXAMPLES } from '../dto/config.examples';
 import { OfrepBulkEvaluationDto, OfrepErrorDto, OfrepEvaluationDto, OfrepEvaluationRequestDto } from './ofrep.dto';
@@ -37,15 +38,20 @@ export const OFREP_ROUTE = `${OFREP_ROOT}/v1/evaluate/flags`;
 const INACTIVITY_DELAY_SECONDS = 120;
 
 const VALIDATOR_HEADERS = {
-  ETag: { description: 'W/"<hash>": the same validator as GET /v1/flags/config for the same flags', schema: { type: 'string' } },
+  ETag: {
+    description:
+      'W/"<hash>": the same validator as GET /v1/flags/config for the same flags while no flag has rules; otherwise a hash of that and the request\'s context',
+    schema: { type: 'string' },
+  },
   'Cache-Control': { description: CONFIG_CACHE_CONTROL, schema: { type: 'string' } },
 };
 const RATE_LIMITED = 'RATE_LIMITED: past CONFIG_RATE_LIMIT_PER_MINUTE requests this minute with this key (the budget of the config poll, shared)';
 
 /**
  * The OpenFeature Remote Evaluation Protocol over the config poll's own payload cache, ETag and rate limiter,
- * so that stock OpenFeature providers (Node, web, Go, .NET, Java) read the flags. Flags have one value for
- * everyone: each evaluates to its value, STATIC, variant `default`, with its type and runtime as metadata.
+ * so that stock OpenFeature providers (Node, web, Go, .NET, Java) read the flags. Each flag evaluates for the request's
+ * context through the service's one evaluator (flags/targeting): STATIC without rules, else the matching rule's value
+ * (TARGETING_MATCH or SPLIT, variant its id) or the default (DEFAULT), with its type and runtime as metadata.
  */
 @ApiTags('ofrep')
 // Outside base_url: game servers' keys only, never a person's session.
@@ -65,9 +71,10 @@ export class OfrepController {
   @AcceptsApiKeyHeader()
   @RateLimit(RateLimitBudget.CONFIG)
   @ApiOperation({
-    summary: 'OFREP bulk evaluation: every flag of the config payload',
+    summary: 'OFREP bulk evaluation: every flag of the config payload, for the context',
     description:
-      'Send the last ETag in If-None-Match for 304 when nothing changed. flagConfigEtag and flagConfigLastModified (sent by ' +
+      'Each flag evaluates for the context as on the single route. Send the last ETag in If-None-Match for 304 when nothing ' +
+      'changed (with rules, the ETag also covers the context). flagConfigEtag and flagConfigLastModified (sent by ' +
       'providers after a stream event) are accepted and change nothing. With the change stream on, eventStreams names it.',
   })
   @ApiJsonBody(OfrepEvaluationRequestDto, OFREP_REQUEST_EXAMPLES)
@@ -83,18 +90,20 @@ export class OfrepController {
     @Req() request: Request,
     @Res() response: ServerResponse,
   ): Promise<void> {
-    checkEvaluationRequest(body);
+    const context = evaluationContext(body);
     const payload = await this.cache.get(principal.organizationId);
-    if (isNotModified(request, payload)) {
-      response.writeHead(304, { ETag: payload.etagHeader, 'Cache-Control': CONFIG_CACHE_CONTROL });
+    const etag = bulkEtag(payload, context);
+    const etagHeader = etag === payload.etag ? payload.etagHeader : `W/"${etag}"`;
+    if (ifNoneMatches(request, etag, etagHeader)) {
+      response.writeHead(304, { ETag: etagHeader, 'Cache-Control': CONFIG_CACHE_CONTROL });
       response.end();
       return;
     }
-    const json = this.bulkBody(principal, payload);
+    const json = this.bulkBody(principal, payload, context);
     response.writeHead(200, {
       'Content-Type': 'application/json; charset=utf-8',
       'Content-Length': Buffer.byteLength(json),
-      ETag: payload.etagHeader,
+      ETag: etagHeader,
       'Cache-Control': CONFIG_CACHE_CONTROL,
     });
     response.end(json);
@@ -108,9 +117,11 @@ export class OfrepController {
   @ApiOperation({
     summary: 'OFREP single evaluation: one flag of the config payload',
     description:
-      'For OpenFeature providers that evaluate one flag at a time: the flag evaluates to its value with reason STATIC and variant ' +
-      '`default`, its type and runtime as metadata. An archived or unknown key is 404 FLAG_NOT_FOUND. The context must be a JSON ' +
-      'object. Authorised by the bearer key or X-API-Key (FLAGS_READ); counts against the config budget (CONFIG_RATE_LIMIT_PER_MINUTE).',
+      'For OpenFeature providers that evaluate one flag at a time: the flag evaluates for the context, its type and runtime as ' +
+      'metadata. Without rules: its value, STATIC, variant `default`. With rules: the first matching rule gives its value, ' +
+      'TARGETING_MATCH (SPLIT when the rule has a percentage condition) and the rule id as variant; none matching, the flag value, ' +
+      'DEFAULT, `default`. An archived or unknown key is 404 FLAG_NOT_FOUND. The context must be a JSON object. Authorised by ' +
+      'the bearer key or X-API-Key (FLAGS_READ); counts against the config budget (CONFIG_RATE_LIMIT_PER_MINUTE).',
   })
   @ApiParam({ name: 'key', description: "The flag's key" })
   @ApiJsonBody(OfrepEvaluationRequestDto, OFREP_REQUEST_EXAMPLES)
@@ -118,15 +129,18 @@ export class OfrepController {
   @ApiBadRequestResponse({ type: OfrepErrorDto, description: 'INVALID_CONTEXT: context is not a JSON object; PARSE_ERROR: the body is not JSON' })
   @ApiNotFoundResponse({ type: OfrepErrorDto, description: 'FLAG_NOT_FOUND: no such flag, or it is archived' })
   async single(@CurrentPrincipal() principal: Principal, @Param('key') key: string, @Body() body: unknown): Promise<OfrepEvaluation> {
-    checkEvaluationRequest(body);
-    const entry = evaluationsOf(await this.cache.get(principal.organizationId)).byKey.get(key);
+    const context = evaluationContext(body);
+    const entry = payloadEntry(await this.cache.get(principal.organizationId), key);
     if (!entry) throw flagNotFound(key);
-    return evaluationOf(entry);
+    return evaluationOf(entry, context);
   }
 
-  /** The flags as serialised once per payload, and this key's stream (its token is per key, so it is added per request). */
-  private bulkBody(principal: Principal, payload: ConfigPayload): string {
-    const { flagsJson } = evaluationsOf(payload);
+  /**
+   * The flags evaluated for the context (serialised once per payload while no flag has rules), and this key's stream
+   * (its token is per key, so it is added per request).
+   */
+  private bulkBody(principal: Principal, payload: ConfigPayload, context: EvaluationContext): string {
+    const flagsJson = bulkFlagsJson(payload, context);
     if (!this.config.streamsEnabled) return `{"flags":${flagsJson}}`;
     const token = this.tokens.sign(principal.organizationId, principal.id, this.clock.now());
     const url = `${this.config.urls.publicUrl}${CONFIG_STREAM_PATH}?token=${token}`;

@@ -1,13 +1,15 @@
 import { ApiProperty, ApiPropertyOptional, ApiPropertyOptions } from '@nestjs/swagger';
 import { JSON_VALUE_SCHEMA } from '../../flags/dto/json-value.schema';
 import { FLAG_RUNTIMES, FLAG_TYPES, FlagRuntime, FlagType } from '../../flags/flag.model';
+import { EVALUATION_REASONS, EvaluationReason } from '../../flags/targeting/evaluate-flag';
 
 export class OfrepEvaluationRequestDto {
   @ApiProperty({
     type: 'object',
     additionalProperties: true,
-    description: 'The evaluation context. It must be an object; it selects nothing, since a flag here has one value for everyone.',
-    example: { targetingKey: 'server-eu-1' },
+    description:
+      "The evaluation context, a JSON object: flags with rules evaluate against its attributes (`targetingKey`, `region`, `build`, a player's id, …); flags without rules ignore it.",
+    example: { targetingKey: 'server-eu-1', region: 'eu-west', build: '1.4.2' },
   })
   context: Record<string, unknown>;
 }
@@ -20,8 +22,13 @@ export class OfrepFlagMetadataDto {
 export class OfrepEvaluationDto {
   @ApiProperty() key: string;
   @ApiProperty({ ...JSON_VALUE_SCHEMA, required: true } as ApiPropertyOptions) value: unknown;
-  @ApiProperty({ enum: ['STATIC'] }) reason: 'STATIC';
-  @ApiProperty({ enum: ['default'] }) variant: 'default';
+  @ApiProperty({
+    enum: EVALUATION_REASONS,
+    description:
+      'STATIC: the flag has no rules. TARGETING_MATCH: a rule matched (SPLIT: one with a percentage condition). DEFAULT: it has rules and none matched',
+  })
+  reason: EvaluationReason;
+  @ApiProperty({ description: "The matching rule's id, or `default`", example: 'default' }) variant: string;
   @ApiProperty({ type: OfrepFlagMetadataDto }) metadata: OfrepFlagMetadataDto;
 }
 

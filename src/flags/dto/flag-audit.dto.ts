@@ -6,7 +6,9 @@ import { BadRequestException } from '@nestjs/common';
 import { ACTOR_TYPES, ActorType, AuditEntry } from '../../audit/audit-entry';
 import { AuditFilter } from '../../audit/audit.repository';
 import { PageQueryDto, pageFields, totalPages } from '../../common/dto/pagination';
-import { FLAG_RUNTIMES, FLAG_TYPES, FlagAction, FlagRuntime, FlagSnapshot, FlagType } from '../flag.model';
+import { FLAG_RUNTIMES, FLAG_TYPES, FlagAction, FlagRuntime, FlagSnapshot, FlagType, snapshotOf } from '../flag.model';
+import type { FlagRule } from '../targeting/flag-rules';
+import { rulesProperty } from './flag-rules.dto';
 import { JSON_VALUE_SCHEMA } from './json-value.schema';
 
 /** The audit log's filters, shared by the page and the export; each one given narrows the log. */
@@ -76,6 +78,7 @@ export class FlagSnapshotDto {
   @ApiProperty(JSON_VALUE_SCHEMA) value: unknown;
   @ApiProperty({ enum: FLAG_RUNTIMES }) runtime: FlagRuntime;
   @ApiProperty() archived: boolean;
+  @ApiProperty(rulesProperty('Targeting rules; absent when the flag had none')) rules?: FlagRule[];
 }
 
 /**
@@ -114,8 +117,8 @@ export class FeatureFlagAuditEntryDto {
       actorType: entry.actorType,
       actorId: entry.actorId,
       action: entry.action as FlagAction,
-      before: entry.before as FlagSnapshot | null,
-      after: entry.after as FlagSnapshot | null,
+      before: entry.before ? snapshotOf(entry.before as FlagSnapshot) : null,
+      after: entry.after ? snapshotOf(entry.after as FlagSnapshot) : null,
       createdAt: entry.createdAt.toISOString(),
     };
   }

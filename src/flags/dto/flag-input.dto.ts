@@ -2,7 +2,9 @@ import { ApiProperty, ApiPropertyOptions } from '@nestjs/swagger';
 import { IsBoolean, IsIn, IsOptional, IsString, IsUUID, Length, Matches, ValidateIf } from 'class-validator';
 import { CharLength, KeepJsonAsSent } from '../../common/validation';
 import { FLAG_KEY_PATTERN, FLAG_RUNTIMES, FLAG_TYPES, FlagRuntime, FlagType } from '../flag.model';
+import type { FlagRule } from '../targeting/flag-rules';
 import { IsFlagValue, Immutable, SentWith } from './flag-value.validators';
+import { IsFlagRules, rulesProperty } from './flag-rules.dto';
 import { JSON_VALUE_SCHEMA } from './json-value.schema';
 
 const TYPE_MESSAGE = `type must be one of ${FLAG_TYPES.join(', ')}`;
@@ -46,6 +48,14 @@ export class CreateFlagDto {
   @IsOptional()
   @IsIn(FLAG_RUNTIMES, { message: RUNTIME_MESSAGE })
   runtime?: FlagRuntime;
+
+  @ApiProperty(
+    rulesProperty("Targeting: the first rule whose conditions all hold gives its value; none holding, `value`. Each rule's value follows `type`."),
+  )
+  @KeepJsonAsSent()
+  @ValidateIf((dto: { rules?: unknown }) => dto.rules !== undefined)
+  @IsFlagRules()
+  rules?: FlagRule[];
 }
 
 export class UpdateFlagDto {
@@ -87,6 +97,17 @@ export class UpdateFlagDto {
   @ValidateIf((dto: UpdateFlagDto) => dto.archived !== undefined)
   @IsBoolean()
   archived?: boolean;
+
+  @ApiProperty(
+    rulesProperty(
+      'Replaces the whole list; [] removes every rule. Changes what the flag serves: refused on a locked (403) or archived (409) flag, as value is. ' +
+        'A type change on a flag with rules must send rules of the new type.',
+    ),
+  )
+  @KeepJsonAsSent()
+  @ValidateIf((dto: UpdateFlagDto) => dto.rules !== undefined)
+  @IsFlagRules()
+  rules?: FlagRule[];
 }
 
 export class RestoreFlagDto {

@@ -1,9 +1,11 @@
 import { ApiProperty, ApiPropertyOptional, ApiPropertyOptions } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
+import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsOptional, IsString, Length, Matches, ValidateIf } from 'class-validator';
 import { CharLength, KeepJsonAsSent } from '../../common/validation';
 import { FLAG_KEY_PATTERN, FLAG_RUNTIMES, FLAG_TYPES, FlagRuntime, FlagSnapshot, FlagType } from '../flag.model';
 import { IsFlagValue } from './flag-value.validators';
 import { JSON_VALUE_SCHEMA } from './json-value.schema';
+import { IsFlagRules, rulesProperty } from './flag-rules.dto';
+import type { FlagRule } from '../targeting/flag-rules';
 
 /** The most flags a document may hold: more than any organization may have (50), fewer than a body could carry. */
 export const MAX_TRANSFERRED_FLAGS = 1000;
@@ -47,6 +49,12 @@ export class ExportedFlagDto {
   @ApiProperty()
   @IsBoolean({ message: 'archived must be true or false' })
   archived: boolean;
+
+  @ApiProperty(rulesProperty('Targeting rules; absent when the flag has none'))
+  @KeepJsonAsSent()
+  @ValidateIf((dto: { rules?: unknown }) => dto.rules !== undefined)
+  @IsFlagRules()
+  rules?: FlagRule[];
 }
 
 export class FlagExportDto {
@@ -87,6 +95,7 @@ export class FlagStateDto implements FlagSnapshot {
   @ApiProperty(JSON_VALUE_SCHEMA as ApiPropertyOptions) value: unknown;
   @ApiProperty({ enum: FLAG_RUNTIMES }) runtime: FlagRuntime;
   @ApiProperty() archived: boolean;
+  @ApiProperty(rulesProperty('Targeting rules; absent when the flag has none')) rules?: FlagRule[];
 }
 
 export class ImportedUpdateDto {

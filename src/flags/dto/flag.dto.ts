@@ -5,6 +5,8 @@ import { PageQueryDto, pageFields } from '../../common/dto/pagination';
 import { FeatureFlagQuotaDto } from '../../quota/dto/quota.dto';
 import { Flag, FLAG_RUNTIMES, FLAG_TYPES, FlagRuntime, FlagType, snapshotOf } from '../flag.model';
 import { JSON_VALUE_SCHEMA } from './json-value.schema';
+import { rulesProperty } from './flag-rules.dto';
+import type { FlagRule } from '../targeting/flag-rules';
 
 /** The management view of a flag. */
 export class FeatureFlagDto {
@@ -16,6 +18,7 @@ export class FeatureFlagDto {
   @ApiProperty(JSON_VALUE_SCHEMA) value: unknown;
   @ApiProperty({ enum: FLAG_RUNTIMES }) runtime: FlagRuntime;
   @ApiProperty({ description: 'Archived flags are left out of the config payload' }) archived: boolean;
+  @ApiProperty(rulesProperty('Targeting rules, in order; absent when the flag has none')) rules?: FlagRule[];
   @ApiProperty({ description: 'Beyond the allowance: still serving, but name, description, value and runtime cannot be edited' })
   locked: boolean;
   @ApiProperty({ format: 'date-time' }) createdAt: string;

@@ -1,4 +1,5 @@
 import type { FlagRuntime, FlagType } from '../flag.model';
+import type { FlagRule } from '../targeting/flag-rules';
 
 export const SCHEDULE_STATES = ['pending', 'applied', 'failed'] as const;
 export type ScheduleState = (typeof SCHEDULE_STATES)[number];
@@ -11,6 +12,7 @@ export interface ScheduledChange {
   value?: unknown;
   runtime?: FlagRuntime;
   archived?: boolean;
+  rules?: FlagRule[];
 }
 
 /** A change to apply to a flag at `at`, once: `pending`, then `applied`, or `failed` with the reason. */

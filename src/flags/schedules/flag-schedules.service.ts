@@ -4,7 +4,9 @@ import { DomainError } from '../../common/domain-error';
 import { pageWindow, totalPages } from '../../common/dto/pagination';
 import { Sql } from '../../database/sql';
 import { Transactions } from '../../database/transactions';
+import { snapshotOf } from '../flag.model';
 import { FlagsErrors } from '../flags.errors';
+import { checkRulesFitType } from '../flags.service';
 import { FlagsRepository } from '../flags.repository';
 import { CreateFlagScheduleDto, FlagScheduleDto, FlagSchedulePageDto, ListFlagSchedulesQueryDto } from './dto/flag-schedule.dto';
 import { MAX_PENDING_SCHEDULES_PER_FLAG, MAX_SCHEDULE_AHEAD_MS, ScheduledChange } from './flag-schedule';
@@ -29,11 +31,15 @@ export class FlagSchedulesService {
     if (at.getTime() <= now) throw invalid(`at must be in the future (it is ${new Date(now).toISOString()} now)`);
     if (at.getTime() > now + MAX_SCHEDULE_AHEAD_MS) throw invalid('at must be at most one year ahead');
     const change = scheduledChange(dto.change);
-    if (Object.keys(change).length === 0) throw invalid('change must hold at least one of name, description, type and value, runtime, archived');
+    if (Object.keys(change).length === 0)
+      throw invalid('change must hold at least one of name, description, type and value, runtime, archived, rules');
 
     // Counted and inserted under the flag's row lock: creates racing for the last places cannot all pass the count.
     const schedule = await this.transactions.run(async (tx) => {
-      if (!(await this.flags.findForUpdate(tx, organizationId, flagId))) throw FlagsErrors.notFound(flagId);
+      const flag = await this.flags.findForUpdate(tx, organizationId, flagId);
+      if (!flag) throw FlagsErrors.notFound(flagId);
+      // Checked again when it applies: the flag's type or rules may change meanwhile.
+      checkRulesFitType(snapshotOf(flag), change.type ?? flag.type, change.rules);
       if ((await this.schedules.countPending(tx, organizationId, flagId)) >= MAX_PENDING_SCHEDULES_PER_FLAG) {
         throw FlagsErrors.tooManySchedules(MAX_PENDING_SCHEDULES_PER_FLAG);
       }
@@ -65,5 +71,6 @@ function scheduledChange(dto: ScheduledChange): ScheduledChange {
   if (dto.value !== undefined) change.value = dto.value;
   if (dto.runtime !== undefined) change.runtime = dto.runtime;
   if (dto.archived !== undefined) change.archived = dto.archived;
+  if (dto.rules !== undefined) change.rules = dto.rules;
   return change;
 }

@@ -5,6 +5,8 @@ import { IsInstant } from '../../../common/instant';
 import { PageQueryDto, pageFields } from '../../../common/dto/pagination';
 import { UpdateFlagDto } from '../../dto/flag-input.dto';
 import { JSON_VALUE_SCHEMA } from '../../dto/json-value.schema';
+import { rulesProperty } from '../../dto/flag-rules.dto';
+import type { FlagRule } from '../../targeting/flag-rules';
 import { FLAG_RUNTIMES, FLAG_TYPES, FlagRuntime, FlagType } from '../../flag.model';
 import { FlagSchedule, SCHEDULE_STATES, ScheduleState } from '../flag-schedule';
 
@@ -34,6 +36,7 @@ export class ScheduledChangeDto {
   @ApiProperty({ ...JSON_VALUE_SCHEMA, required: false } as ApiPropertyOptions) value?: unknown;
   @ApiProperty({ required: false, enum: FLAG_RUNTIMES }) runtime?: FlagRuntime;
   @ApiProperty({ required: false }) archived?: boolean;
+  @ApiProperty(rulesProperty('The rules list it sets ([] removes them)')) rules?: FlagRule[];
 }
 
 export class FlagScheduleDto {

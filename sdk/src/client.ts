@@ -3,6 +3,7 @@ import { ChangeStream } from './change-stream';
 import { FlagstoreError, httpError } from './errors';
 import { asFlagstoreError, bearer, Fetch, withDeadline } from './http';
 import { changedKeys, ConfigPayload, Flag, JsonValue, parseConfigPayload } from './payload';
+import { evaluateFlag, EvaluationContext } from './targeting';
 import { backoffDelay, DEFAULT_POLL_INTERVAL_SECONDS, parseRetryAfter, pollDelay, retryAfterDelay, Scheduler, systemScheduler } from './timing';
 
 export interface FlagstoreClientOptions {
@@ -10,6 +11,11 @@ export interface FlagstoreClientOptions {
   baseUrl: string;
   /** An API key with FLAGS_READ. */
   apiKey: string;
+  /**
+   * The attributes flag rules read, for every call: this server's own (`serverId`, `region`, `build`, …). A call's
+   * context extends it (a player's `targetingKey`, …), its attributes winning.
+   */
+  context?: EvaluationContext;
   /** Also listen on GET /flags/config/stream and re-read as soon as the config changes. Default false. */
   stream?: boolean;
   /** Where the last good payload is kept, so a restart while the service is down still has flags. */
@@ -27,7 +33,7 @@ export interface FlagstoreClientOptions {
 }
 
 export interface FlagstoreClientEvents {
-  /** The keys whose value, type or runtime changed, or that were added or removed, sorted. Not fired for the first load. */
+  /** The keys whose value, type, runtime or rules changed, or that were added or removed, sorted. Not fired for the first load. */
   change: (keys: string[]) => void;
   error: (error: FlagstoreError) => void;
 }
@@ -54,6 +60,7 @@ export class FlagstoreClient {
   private readonly requestTimeoutMs: number;
   private readonly cacheFile: string | undefined;
   private readonly stream: ChangeStream | undefined;
+  private readonly context: EvaluationContext;
 
   private payload: ConfigPayload | undefined;
   private flags: ReadonlyMap<string, Flag> = new Map();
@@ -88,6 +95,7 @@ export class FlagstoreClient {
     const baseUrl = new URL(options.baseUrl).href.replace(/\/+$/, '');
     this.configUrl = `${baseUrl}/flags/config`;
     this.apiKey = options.apiKey;
+    this.context = Object.freeze({ ...options.context });
     this.fetch = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
     this.scheduler = options.scheduler ?? systemScheduler;
     this.random = options.random ?? Math.random;
@@ -125,31 +133,42 @@ export class FlagstoreClient {
     return this.readyPromise;
   }
 
-  getBoolean(key: string, fallback: boolean): boolean {
-    return this.valueOf(key, 'boolean', fallback);
+  /**
+   * A `boolean` flag's value for the context (the client's default context extended by `context`): the first of its
+   * rules whose conditions all hold, else its value. Unknown keys and flags of another type give the fallback.
+   */
+  getBoolean(key: string, fallback: boolean, context?: EvaluationContext): boolean {
+    return this.valueOf(key, 'boolean', fallback, context);
   }
 
-  getString(key: string, fallback: string): string {
-    return this.valueOf(key, 'string', fallback);
+  getString(key: string, fallback: string, context?: EvaluationContext): string {
+    return this.valueOf(key, 'string', fallback, context);
   }
 
-  getNumber(key: string, fallback: number): number {
-    return this.valueOf(key, 'number', fallback);
+  getNumber(key: string, fallback: number, context?: EvaluationContext): number {
+    return this.valueOf(key, 'number', fallback, context);
   }
 
   /** A `json` flag's value (frozen; its shape is not checked against T). Flags of other types give the fallback. */
-  getJson<T = JsonValue>(key: string, fallback: T): T {
-    return this.valueOf(key, 'json', fallback);
+  getJson<T = JsonValue>(key: string, fallback: T, context?: EvaluationContext): T {
+    return this.valueOf(key, 'json', fallback, context);
   }
 
-  /** Every flag as `{key: value}`, `server` ones included: for the server's own use, never for players. */
-  all(): Record<string, JsonValue> {
-    return Object.fromEntries([...this.flags.values()].map((flag) => [flag.key, flag.value]));
+  /** Every flag's value for the context, as `{key: value}`, `server` ones included: for the server's own use, never for players. */
+  all(context?: EvaluationContext): Record<string, JsonValue> {
+    const merged = this.contextWith(context);
+    return Object.fromEntries([...this.flags.values()].map((flag) => [flag.key, evaluateFlag(flag, merged).value]));
   }
 
-  /** Only the `shared` flags, as `{key: value}`: what a server may relay to players. */
-  clientSafe(): Record<string, JsonValue> {
-    return Object.fromEntries([...this.flags.values()].filter((flag) => flag.runtime === 'shared').map((flag) => [flag.key, flag.value]));
+  /**
+   * Only the `shared` flags, as `{key: value}`, resolved for the context (a player's `targetingKey` and attributes):
+   * what a server may relay to that player. Never the rules themselves.
+   */
+  clientSafe(context?: EvaluationContext): Record<string, JsonValue> {
+    const merged = this.contextWith(context);
+    return Object.fromEntries(
+      [...this.flags.values()].filter((flag) => flag.runtime === 'shared').map((flag) => [flag.key, evaluateFlag(flag, merged).value]),
+    );
   }
 
   on<E extends keyof FlagstoreClientEvents>(event: E, listener: FlagstoreClientEvents[E]): this {
@@ -190,10 +209,15 @@ export class FlagstoreClient {
     }
   }
 
-  private valueOf<T>(key: string, type: FlagValueType, fallback: T): T {
+  private valueOf<T>(key: string, type: FlagValueType, fallback: T, context: EvaluationContext | undefined): T {
     const flag = this.flags.get(key);
-    // parseConfigPayload checked that every value matches its flag's type.
-    return flag !== undefined && flag.type === type ? (flag.value as T) : fallback;
+    if (flag === undefined || flag.type !== type) return fallback;
+    // parseConfigPayload checked that every value, the rules' included, matches its flag's type.
+    return (flag.rules === undefined ? flag.value : evaluateFlag(flag, this.contextWith(context)).value) as T;
+  }
+
+  private contextWith(context: EvaluationContext | undefined): EvaluationContext {
+    return context === undefined ? this.context : { ...this.context, ...context };
   }
 
   /** Reads the config now. A read under way is shared; a change announced meanwhile is read right after it. */

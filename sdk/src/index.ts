@@ -6,3 +6,4 @@ export type { Fetch } from './http';
 export type { ConfigPayload, Flag, FlagType, JsonValue } from './payload';
 export { systemScheduler } from './timing';
 export type { Scheduler } from './timing';
+export type { Evaluation, EvaluationContext, EvaluationReason, FlagRule, RuleCondition } from './targeting';

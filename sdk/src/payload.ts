@@ -1,3 +1,4 @@
+import { FlagRule, RuleCondition } from './targeting';
 import { DEFAULT_POLL_INTERVAL_SECONDS } from './timing';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
@@ -11,6 +12,8 @@ export interface Flag {
   value: JsonValue;
   /** `shared`: a server may relay it to players. `server`: it must stay on the server. Anything else is treated as `server`. */
   runtime: 'shared' | 'server' | (string & {});
+  /** Targeting rules, when the flag has any: the client evaluates them against the context (never relay them to players). */
+  rules?: FlagRule<JsonValue>[];
 }
 
 /** The body of GET /flags/config, which is also what the cache file holds. */
@@ -48,12 +51,33 @@ export function parseConfigPayload(body: unknown): ConfigPayload {
 
 function parseFlag(flag: unknown, index: number): Flag {
   if (!isObject(flag)) throw new Error(`flag #${index} is not an object`);
-  const { key, type, value, runtime } = flag;
+  const { key, type, value, runtime, rules } = flag;
   if (typeof key !== 'string' || key === '') throw new Error(`flag #${index} has no key`);
   if (typeof type !== 'string') throw new Error(`flag ${key} has no type`);
   if (typeof runtime !== 'string') throw new Error(`flag ${key} has no runtime`);
   if (!matchesType(type, value)) throw new Error(`flag ${key}'s value is not a ${type}`);
-  return { key, type, value: value as JsonValue, runtime };
+  if (rules === undefined) return { key, type, value: value as JsonValue, runtime };
+  if (!Array.isArray(rules)) throw new Error(`flag ${key}'s rules are not a list`);
+  return { key, type, value: value as JsonValue, runtime, rules: rules.map((rule, at) => parseRule(key, type, rule, at)) };
+}
+
+/** A rule as the evaluator needs it; an operator this SDK does not know is kept (it never holds). */
+function parseRule(key: string, type: string, rule: unknown, index: number): FlagRule<JsonValue> {
+  const where = `flag ${key}'s rule #${index}`;
+  if (!isObject(rule)) throw new Error(`${where} is not an object`);
+  const { id, conditions, value } = rule;
+  if (typeof id !== 'string') throw new Error(`${where} has no id`);
+  if (!Array.isArray(conditions)) throw new Error(`${where} has no conditions`);
+  if (!matchesType(type, value)) throw new Error(`${where}'s value is not a ${type}`);
+  const parsed = conditions.map((condition): RuleCondition => {
+    if (!isObject(condition)) throw new Error(`${where} has a condition that is not an object`);
+    const { attribute, operator, values } = condition;
+    if (typeof attribute !== 'string' || typeof operator !== 'string' || !Array.isArray(values)) {
+      throw new Error(`${where} has a condition without attribute, operator or values`);
+    }
+    return { attribute, operator, values: values as (string | number)[] };
+  });
+  return { id, conditions: parsed, value: value as JsonValue };
 }
 
 /** Whether `value` may be served as a flag of `type`; a type this SDK does not know accepts any JSON value. */
@@ -70,12 +94,18 @@ export function matchesType(type: string, value: unknown): boolean {
   }
 }
 
-/** The keys whose type, value or runtime differ between two payloads, or that only one of them has, in key order. */
+/** The keys whose type, value, runtime or rules differ between two payloads, or that only one of them has, in key order. */
 export function changedKeys(before: ReadonlyMap<string, Flag>, after: ReadonlyMap<string, Flag>): string[] {
   const changed: string[] = [];
   for (const [key, flag] of after) {
     const previous = before.get(key);
-    if (!previous || previous.type !== flag.type || previous.runtime !== flag.runtime || !sameJson(previous.value, flag.value)) {
+    if (
+      !previous ||
+      previous.type !== flag.type ||
+      previous.runtime !== flag.runtime ||
+      !sameJson(previous.value, flag.value) ||
+      !sameJson((previous.rules ?? []) as unknown as JsonValue, (flag.rules ?? []) as unknown as JsonValue)
+    ) {
       changed.push(key);
     }
   }

@@ -23,7 +23,9 @@ describe('the SDK package', () => {
     expect(existsSync(join(outDir, 'index.d.ts'))).toBe(true);
     const built = require(join(outDir, 'index.js'));
     expect(Object.keys(built).sort()).toEqual(['FlagstoreClient', 'FlagstoreError', 'systemScheduler']);
-    expect(readFileSync(join(outDir, 'client.d.ts'), 'utf8')).toMatch(/getNumber\(key: string, fallback: number\): number;/);
+    expect(readFileSync(join(outDir, 'client.d.ts'), 'utf8')).toMatch(
+      /getNumber\(key: string, fallback: number, context\?: EvaluationContext\): number;/,
+    );
   });
 
   it('has no runtime dependency: package.json declares none, and the built code requires only Node built-ins and itself', () => {

@@ -197,7 +197,10 @@ function loadTool() {
   return { name: 'autocannon', description: 'autocannon in one Node process (wrk is not on PATH; `apt-get install wrk` for sharper figures)' };
 }
 
-/** One run of the load generator pinned to the load core; resolves with its figures in one shape. */
+/**
+ * One run of the load generator pinned to the load core; resolves with its figures in one shape. GET unless
+ * `method` and `body` (a string) say otherwise.
+ */
 function runLoad({ tool, ...options }) {
   return tool && tool.name === 'wrk' ? runWrk(options) : runAutocannon(options);
 }
@@ -213,9 +216,11 @@ done = function(summary, latency, requests)
 end
 `;
 
-function runWrk({ url, headers, connections, duration, pin, tmpDir }) {
+function runWrk({ url, headers, connections, duration, pin, tmpDir, method, body }) {
   const script = join(tmpDir, 'wrk-done.lua');
-  writeFileSync(script, WRK_DONE_SCRIPT);
+  // A POST's body in a Lua long string, which needs no escaping as long as it holds no ]==].
+  const request = method ? `wrk.method = "${method}"\nwrk.body = [==[${body ?? ''}]==]\n` : '';
+  writeFileSync(script, `${request}${WRK_DONE_SCRIPT}`);
   const headerArgs = Object.entries(headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]);
   const args = [
     '-t1',
@@ -264,9 +269,9 @@ function runWrk({ url, headers, connections, duration, pin, tmpDir }) {
 }
 
 /** One autocannon run in a child process pinned to the load core. */
-function runAutocannon({ url, headers, connections, duration, pin }) {
+function runAutocannon({ url, headers, connections, duration, pin, method, body }) {
   // excludeErrorStats false: the latency of 304s counts too (autocannon otherwise records 2xx only).
-  const options = { url, headers, connections, duration, pipelining: 1, excludeErrorStats: false };
+  const options = { url, headers, connections, duration, pipelining: 1, excludeErrorStats: false, ...(method ? { method, body } : {}) };
   const [command, ...args] = [...pin(1), process.execPath, __filename, '--load', JSON.stringify(options)];
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -458,11 +463,27 @@ function combineRuns(list) {
  * One measured run of the load generator against a server process, after `warmup` seconds of unmeasured
  * load: the run's figures (summarizeRun) with the server's CPU and the rest of its core's busy time.
  */
-async function measuredRun({ label, pid, expectedStatus, payloadBytes, tool, url, headers, connections, duration, warmup, pin, tmpDir, log }) {
-  if (warmup > 0) await runLoad({ tool, url, headers, connections, duration: warmup, pin, tmpDir });
+async function measuredRun({
+  label,
+  pid,
+  expectedStatus,
+  payloadBytes,
+  tool,
+  url,
+  headers,
+  connections,
+  duration,
+  warmup,
+  pin,
+  tmpDir,
+  log,
+  method,
+  body,
+}) {
+  if (warmup > 0) await runLoad({ tool, url, headers, connections, duration: warmup, pin, tmpDir, method, body });
   const cpuBefore = cpuSeconds(pid);
   const core0Before = coreBusySeconds(0);
-  const result = await runLoad({ tool, url, headers, connections, duration, pin, tmpDir });
+  const result = await runLoad({ tool, url, headers, connections, duration, pin, tmpDir, method, body });
   const cpuUsed = cpuSeconds(pid) - cpuBefore;
   const othersOnCore0 = coreBusySeconds(0) - core0Before - cpuUsed;
   const run = summarizeRun(result, expectedStatus, payloadBytes);
@@ -639,6 +660,8 @@ function formatVerdicts(summaries, deployments, tool) {
 
 module.exports = {
   runConfigPollBench,
+  combineRuns,
+  median,
   setupFixture,
   flagBody,
   call,

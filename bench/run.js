@@ -12,7 +12,8 @@
  *   BENCH_ONLY       `config` (the poll, both deployments), `config:memory`, `config:redis`, `instructions` (the
  *                    poll's 304 counted in instructions under valgrind's callgrind, service and bare), `storage`
  *                    `tenants` (many small organizations polled now and then: database transactions per 1,000 polls,
- *                    bench/tenants.js), `storage` or `streams`
+ *                    bench/tenants.js), `ofrep` (bulk evaluation of 50 flags with 5 rules each against 50 without
+ *                    rules, bench/ofrep.js), `storage` or `streams`
  *   BENCH_TENANTS    organizations of the tenants part (default 300), each polled every BENCH_TENANT_POLL_SECONDS
  *                    (default 6) for BENCH_TENANT_SECONDS (default 60) measured
  *   BENCH_CPU_PROF   a directory: each service started writes a V8 CPU profile there when it stops
@@ -36,6 +37,7 @@ const { runStorageBench } = require('./storage');
 const { runStreamsBench, formatStreamsReport, planOpenFiles, DEFAULT_STREAMS } = require('./streams');
 const { callgrindAvailable, runInstructionsBench, formatInstructionsReport } = require('./instructions');
 const { runTenantsBench, formatTenantsReport } = require('./tenants');
+const { runOfrepBench, formatOfrepReport } = require('./ofrep');
 // `npm run bench` builds first, so the service's own helper is there to share.
 const { freePort } = require('../dist/common/free-port');
 
@@ -235,7 +237,7 @@ async function startService({ name, pin, tmpDir, redisUrl, prefix = [] }) {
   return service;
 }
 
-const ONLY = ['config', 'config:memory', 'config:redis', 'instructions', 'tenants', 'storage', 'streams'];
+const ONLY = ['config', 'config:memory', 'config:redis', 'instructions', 'tenants', 'ofrep', 'storage', 'streams'];
 
 async function main() {
   const duration = positiveNumber('BENCH_DURATION', 10);
@@ -347,6 +349,39 @@ async function main() {
           process.stdout.write(`${formatInstructionsReport(result)}\n\n`);
         } catch (error) {
           process.stdout.write(`\n!!! INSTRUCTIONS BENCHMARK FAILED: ${error.stack || error.message}\n\n`);
+        }
+      }
+    }
+
+    if (only === undefined || only === 'ofrep') {
+      let service = null;
+      try {
+        service = await startService({ name: 'ofrep', pin, tmpDir });
+        running.add(service);
+        const result = await runOfrepBench({
+          baseUrl: service.baseUrl,
+          adminToken: service.adminToken,
+          serverPid: service.pid,
+          log,
+          tmpDir,
+          pin,
+          tool,
+          duration,
+          connections,
+          warmup,
+          rounds,
+        });
+        measured = true;
+        process.stdout.write(
+          `\n== OFREP bulk evaluation with targeting: 50 flags x 5 rules against 50 flags without rules (load by ${tool.name}) ==\n`,
+        );
+        process.stdout.write(`${formatOfrepReport(result)}\n\n`);
+      } catch (error) {
+        process.stdout.write(`\n!!! OFREP BENCHMARK FAILED: ${error.stack || error.message}\n\n`);
+      } finally {
+        if (service) {
+          await service.stop();
+          running.delete(service);
         }
       }
     }

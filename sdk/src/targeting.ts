@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 
 /*
  * Targeting, evaluated on the game server: this package's own copy of the service's evaluator (the SDK ships alone),
@@ -40,19 +40,24 @@ export interface EvaluableFlag<V = unknown> {
 export function evaluateFlag<V>(flag: EvaluableFlag<V>, context: EvaluationContext): Evaluation<V> {
   const { rules } = flag;
   if (rules === undefined || rules.length === 0) return { value: flag.value, reason: 'STATIC', variant: 'default' };
-  for (const rule of rules) {
-    if (rule.conditions.every((condition) => conditionHolds(flag.key, condition, context))) {
-      const split = rule.conditions.some((condition) => condition.operator === 'percentage');
-      return { value: rule.value, reason: split ? 'SPLIT' : 'TARGETING_MATCH', variant: rule.id };
-    }
+  rules: for (const rule of rules) {
+    for (const condition of rule.conditions) if (!conditionHolds(flag.key, condition, context)) continue rules;
+    const split = rule.conditions.some((condition) => condition.operator === 'percentage');
+    return { value: rule.value, reason: split ? 'SPLIT' : 'TARGETING_MATCH', variant: rule.id };
   }
   return { value: flag.value, reason: 'DEFAULT', variant: 'default' };
 }
 
 /** SHA-256 of the UTF-8 `<flag key>:<value>`, first 4 bytes as an unsigned big-endian integer, modulo 10,000, / 100. */
 export function bucketOf(flagKey: string, value: string): number {
-  return (createHash('sha256').update(`${flagKey}:${value}`, 'utf8').digest().readUInt32BE(0) % 10_000) / 100;
+  return (sha256(`${flagKey}:${value}`).readUInt32BE(0) % 10_000) / 100;
 }
+
+/** Node's one-shot hash (20.12 and later) is twice as fast as a Hash object; older 20.x get the object. */
+const sha256: (text: string) => Buffer =
+  typeof crypto.hash === 'function'
+    ? (text) => crypto.hash('sha256', text, 'buffer')
+    : (text) => crypto.createHash('sha256').update(text, 'utf8').digest();
 
 function conditionHolds(flagKey: string, condition: RuleCondition, context: EvaluationContext): boolean {
   // Own keys only: a context never reaches Object.prototype's `constructor` or `toString`.

@@ -4,7 +4,7 @@ import { canonicalJson } from '../../common/canonical-json';
 import { DomainError } from '../../common/domain-error';
 import { OfrepFlagKey } from '../../http/error-response';
 import { ConfigEntry } from '../../flags/flags.repository';
-import { evaluateFlag, EvaluationContext, EvaluationReason } from '../../flags/targeting/evaluate-flag';
+import { evaluateFlag, EvaluationContext, EvaluationReason, matchingRuleIndex, outcomeOf } from '../../flags/targeting/evaluate-flag';
 import { ConfigPayload } from '../config-payload';
 
 export interface OfrepEvaluation {
@@ -23,9 +23,18 @@ export function evaluationOf(entry: ConfigEntry, context: EvaluationContext): Of
   return { key: entry.key, value, reason, variant, metadata: { type: entry.type, runtime: entry.runtime } };
 }
 
+/** A flag with rules, and its evaluation serialised for each outcome: rule i at [i], none matching last. */
+interface TargetedPart {
+  entry: ConfigEntry;
+  outcomes: string[];
+}
+
 interface Evaluations {
-  /** Each flag's evaluation serialised once per payload when it has no rules (it is the same for every context); else the flag. */
-  parts: (string | ConfigEntry)[];
+  /**
+   * Each flag's evaluation serialised once per payload: the one answer of a flag without rules, each possible answer of
+   * one with rules (a request then only picks the matching rule).
+   */
+  parts: (string | TargetedPart)[];
   byKey: Map<string, ConfigEntry>;
   /** The whole bulk `flags` array, when no flag has rules. */
   flagsJson: string | undefined;
@@ -37,7 +46,7 @@ const evaluations = new WeakMap<ConfigPayload, Evaluations>();
 function evaluationsOf(payload: ConfigPayload): Evaluations {
   let built = evaluations.get(payload);
   if (!built) {
-    const parts = payload.entries.map((entry) => (entry.rules ? entry : JSON.stringify(evaluationOf(entry, {}))));
+    const parts = payload.entries.map((entry) => (entry.rules ? targetedPart(entry) : JSON.stringify(evaluationOf(entry, {}))));
     built = {
       parts,
       byKey: new Map(payload.entries.map((entry) => [entry.key, entry])),
@@ -48,11 +57,23 @@ function evaluationsOf(payload: ConfigPayload): Evaluations {
   return built;
 }
 
+function targetedPart(entry: ConfigEntry): TargetedPart {
+  const metadata = { type: entry.type, runtime: entry.runtime };
+  const serialised = (index: number) => JSON.stringify({ key: entry.key, ...outcomeOf(entry, index), metadata });
+  return { entry, outcomes: [...entry.rules!.map((_rule, index) => serialised(index)), serialised(-1)] };
+}
+
 /** The bulk answer's `flags` array for a context: serialised once per payload while no flag has rules. */
 export function bulkFlagsJson(payload: ConfigPayload, context: EvaluationContext): string {
   const { parts, flagsJson } = evaluationsOf(payload);
   if (flagsJson !== undefined) return flagsJson;
-  return `[${parts.map((part) => (typeof part === 'string' ? part : JSON.stringify(evaluationOf(part, context)))).join(',')}]`;
+  let json = '[';
+  for (let index = 0; index < parts.length; index++) {
+    const part = parts[index];
+    if (index > 0) json += ',';
+    json += typeof part === 'string' ? part : part.outcomes.at(matchingRuleIndex(part.entry, context))!;
+  }
+  return `${json}]`;
 }
 
 /** One flag of the payload, or undefined when it has no such (non-archived) flag. */

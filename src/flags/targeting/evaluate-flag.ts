@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { FlagRule, RuleCondition } from './flag-rules';
-import { compareVersions, parseVersion } from './semantic-version';
+import { compareVersions, parseVersion, SemanticVersion } from './semantic-version';
 
 /**
  * The evaluator (decisions.md, "Targeting"): a pure function of a flag and a context, used by OFREP and the evaluate
@@ -28,15 +28,30 @@ export type EvaluationContext = Readonly<Record<string, unknown>>;
 
 /** The first rule whose conditions all hold gives the value; none holding, the flag's own value. */
 export function evaluateFlag(flag: EvaluableFlag, context: EvaluationContext): Evaluation {
+  return outcomeOf(flag, matchingRuleIndex(flag, context));
+}
+
+/** The index of the first rule of `flag` whose conditions all hold for `context`; -1 when none does (or it has none). */
+export function matchingRuleIndex(flag: EvaluableFlag, context: EvaluationContext): number {
+  const { rules } = flag;
+  if (rules === undefined) return -1;
+  // Plain loops: OFREP runs this for every flag with rules of every bulk request.
+  rules: for (let index = 0; index < rules.length; index++) {
+    const { conditions } = rules[index];
+    for (let at = 0; at < conditions.length; at++) if (!conditionHolds(flag.key, conditions[at], context)) continue rules;
+    return index;
+  }
+  return -1;
+}
+
+/** What the flag gives when rule `index` matched (-1: none did): its value, reason and variant. */
+export function outcomeOf(flag: EvaluableFlag, index: number): Evaluation {
   const { rules } = flag;
   if (rules === undefined || rules.length === 0) return { value: flag.value, reason: 'STATIC', variant: DEFAULT_VARIANT };
-  for (const rule of rules) {
-    if (rule.conditions.every((condition) => conditionHolds(flag.key, condition, context))) {
-      const split = rule.conditions.some((condition) => condition.operator === 'percentage');
-      return { value: rule.value, reason: split ? 'SPLIT' : 'TARGETING_MATCH', variant: rule.id };
-    }
-  }
-  return { value: flag.value, reason: 'DEFAULT', variant: DEFAULT_VARIANT };
+  if (index < 0) return { value: flag.value, reason: 'DEFAULT', variant: DEFAULT_VARIANT };
+  const rule = rules[index];
+  const split = rule.conditions.some((condition) => condition.operator === 'percentage');
+  return { value: rule.value, reason: split ? 'SPLIT' : 'TARGETING_MATCH', variant: rule.id };
 }
 
 /**
@@ -44,7 +59,7 @@ export function evaluateFlag(flag: EvaluableFlag, context: EvaluationContext): E
  * first 4 bytes as an unsigned big-endian integer, modulo 10,000, divided by 100: a number in [0, 100).
  */
 export function bucketOf(flagKey: string, value: string): number {
-  return (createHash('sha256').update(`${flagKey}:${value}`, 'utf8').digest().readUInt32BE(0) % 10_000) / 100;
+  return (hash('sha256', `${flagKey}:${value}`, 'buffer').readUInt32BE(0) % 10_000) / 100;
 }
 
 export function conditionHolds(flagKey: string, condition: RuleCondition, context: EvaluationContext): boolean {
@@ -67,7 +82,7 @@ export function conditionHolds(flagKey: string, condition: RuleCondition, contex
     case 'semverGte':
     case 'semverLt': {
       const version = parseVersion(actual);
-      const bound = parseVersion(first);
+      const bound = versionBound(condition);
       if (version === null || bound === null) return false;
       const order = compareVersions(version, bound);
       return condition.operator === 'semverGte' ? order >= 0 : order < 0;
@@ -81,6 +96,18 @@ export function conditionHolds(flagKey: string, condition: RuleCondition, contex
     default:
       return false;
   }
+}
+
+const bounds = new WeakMap<RuleCondition, SemanticVersion | null>();
+
+/** A version condition's bound, parsed once per condition object (a cached payload's conditions live as long as it). */
+function versionBound(condition: RuleCondition): SemanticVersion | null {
+  let bound = bounds.get(condition);
+  if (bound === undefined) {
+    bound = parseVersion(condition.values[0]);
+    bounds.set(condition, bound);
+  }
+  return bound;
 }
 
 /** A string as is, a number as JSON writes it, true or false; null for anything else (missing, null, an object). */

@@ -29,9 +29,9 @@ describe('README, followed literally', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('runs First steps, signing in, a promotion and the live event from a fresh shell, each command answering as the comments say', async () => {
+  it('runs First steps, signing in, a promotion, the live event and a canary from a fresh shell, each command answering as the comments say', async () => {
     const blocks = runnableBlocks(readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8'));
-    expect(blocks).toHaveLength(4);
+    expect(blocks).toHaveLength(5);
     const { port } = t.http.address() as { port: number };
     const script = ['set -euo pipefail', ...blocks].join('\n');
     const { stdout, stderr, code } = await new Promise<{ stdout: string; stderr: string; code: number }>((resolve) => {
@@ -48,6 +48,15 @@ describe('README, followed literally', () => {
     expect(stdout).toMatch(/"quota":\{"max":5,"used":1,"subscribed":false,"locked":0\}/);
     expect(stdout).toMatch(/hello\n/); // the CDN's copy of the upload
     expect(stdout).toContain('"purgedCount":1');
+    // Targeting: the canary's evaluations, in the order the block runs them.
+    expect(stdout).toContain(
+      [
+        '{"value":true,"reason":"SPLIT","variant":"canary"}',
+        '{"value":false,"reason":"DEFAULT","variant":"default"}',
+        '{"value":true,"reason":"SPLIT","variant":"canary"}',
+        '{"value":true,"reason":"STATIC","variant":"default"}',
+      ].join('\n'),
+    );
     // Environments: the dry run and the import report the same creation, and production holds staging's flag.
     expect(stdout.split('{"created":["gems-price"],"updated":[],"unchanged":[],"refused":[]}')).toHaveLength(3);
     const { rows: promoted } = await t.db.query(

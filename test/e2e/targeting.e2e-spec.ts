@@ -472,6 +472,17 @@ describe('targeting', () => {
         { key: 'f', before: expect.objectContaining({ rules: [EU, CANARY] }), after: expect.objectContaining({ rules: [CANARY] }) },
       ]);
 
+      // An entry without rules means the flag has none: the import removes the target's.
+      const { rules: _rules, ...withoutRules } = exported.flags[0];
+      const removal = await api(t, target.key)
+        .post('/flags/import')
+        .send({ flags: [withoutRules] })
+        .expect(200);
+      expect(removal.body.updated).toEqual([
+        { key: 'f', before: expect.objectContaining({ rules: [EU, CANARY] }), after: expect.not.objectContaining({ rules: expect.anything() }) },
+      ]);
+      expect((await api(t, target.key).get('/flags/export').expect(200)).body.flags[0]).not.toHaveProperty('rules');
+
       const broken = { flags: [{ ...exported.flags[0], rules: [{ ...EU, value: 'on' }] }] };
       expectApiError(
         await api(t, target.key).post('/flags/import').send(broken),

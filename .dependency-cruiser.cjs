@@ -10,11 +10,11 @@ const LAYERS = [
   { name: 'identity', folders: ['auth'] },
   { name: 'tenants', folders: ['organizations', 'people', 'quota'] },
   { name: 'features', folders: ['audit', 'flags', 'flag-config', 'storage'] },
-  { name: 'edge', folders: ['app', 'cli'] },
+  { name: 'edge', folders: ['app', 'cli', 'console'] },
 ];
 
 const under = (folders) => `^src/(${folders.join('|')})/`;
-const ENTRY_POINTS = '^src/(main|cli)\\.ts$';
+const ENTRY_POINTS = '^src/(main|cli|openapi)\\.ts$';
 
 const upward = LAYERS.slice(0, -1).map((layer, index) => ({
   name: `${layer.name}-imports-upward`,

@@ -7,7 +7,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'data/**', 'node_modules/**', 'sdk/dist/**', 'coverage/**'] },
+  { ignores: ['dist/**', 'data/**', 'node_modules/**', 'sdk/dist/**', 'coverage/**', 'console/.generated/**', 'artifacts/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   prettier,
@@ -28,6 +28,15 @@ export default tseslint.config(
     files: ['bench/**/*.js', '**/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: globals.node },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
+    // The console's build script runs in Node; its app runs in the browser.
+    files: ['console/*.mjs'],
+    languageOptions: { globals: globals.node },
+  },
+  {
+    files: ['console/src/**/*.{ts,tsx}'],
+    languageOptions: { globals: globals.browser },
   },
   {
     // The pages the browser tests serve run in Chromium.

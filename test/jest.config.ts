@@ -16,7 +16,8 @@ const config: Config = {
       rootDir,
       testEnvironment: 'node',
       transform,
-      testMatch: ['<rootDir>/src/**/*.spec.ts'],
+      // The console's logic (console/src) is tested here too; its pages are tested in Chromium (npm run test:browser).
+      testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/console/src/**/*.spec.ts'],
     },
     {
       displayName: 'e2e',

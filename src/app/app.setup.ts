@@ -3,7 +3,7 @@ import { INestApplication, RequestMethod } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger as PinoLogger } from 'pino';
 import { pinoHttp } from 'pino-http';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { ADMIN_SECURITY, API_KEY_HEADER_SECURITY, API_KEY_SECURITY, SESSION_SECURITY } from '../auth/auth.decorators';
 import { SESSION_COOKIE } from '../auth/sessions/session-token';
 import { FLAG_IMPORT_PATH, IMPORT_BODY_LIMIT_BYTES } from '../flags/flag-transfer.controller';
@@ -25,10 +25,11 @@ import { httpMetrics } from '../metrics/http-metrics';
 import { Metrics } from '../metrics/metrics';
 import { METRICS_ROUTE, METRICS_SECURITY } from '../metrics/metrics.controller';
 import { CDN_ROUTE, UPLOAD_ROUTE } from '../storage/storage-routes';
+import { consoleAssets } from '../console/console-assets';
 import { SURFACES } from './surfaces';
 
 /** Routes served at the root of PUBLIC_URL rather than under base_url. */
-const ROOT_ROUTES = [
+export const ROOT_ROUTES = [
   { path: HEALTH_ROUTE, method: RequestMethod.ALL },
   { path: `${HEALTH_ROUTE}/live`, method: RequestMethod.ALL },
   { path: `${HEALTH_ROUTE}/ready`, method: RequestMethod.ALL },
@@ -42,7 +43,11 @@ const ROOT_ROUTES = [
  * Everything about the HTTP application that is not a module: shared by main.ts and the e2e tests so that
  * tests exercise exactly what production serves.
  */
-export function configureApp(app: NestExpressApplication, config: AppConfig, options: { leanConfigPoll?: boolean } = {}): void {
+export function configureApp(
+  app: NestExpressApplication,
+  config: AppConfig,
+  options: { leanConfigPoll?: boolean; /** Where the built console is (tests serve a fixture). */ consoleDir?: string } = {},
+): void {
   const logger = app.get<PinoLogger>(ROOT_LOGGER);
   if (options.leanConfigPoll ?? true) installConfigPoll(app, config, logger);
   // Outermost, so that the poll's requests are watched too (bodyless ones, all of them in practice, cost a check).
@@ -62,6 +67,8 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, opt
   app.use(httpMetrics(app.get(Metrics)));
   // First, so that every request gets its line, those refused before routing included.
   app.use(pinoHttp({ logger, ...requestLogOptions(config) }));
+  // The console's pages and assets (GET and HEAD under /console, and the redirect of /): files, no body, no CORS.
+  app.use(consoleAssets(config, options.consoleDir));
   // Before body parsing, so that errors raised ahead of routing carry the CORS headers too.
   app.use(corsMiddleware(config.corsOrigins, SURFACES));
   // Upload bodies are file bytes streamed to the object store, never parsed, whatever their Content-Type.
@@ -72,6 +79,15 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, opt
 }
 
 function setupOpenApi(app: INestApplication, config: AppConfig): void {
+  SwaggerModule.setup('docs', app, openApiDocument(app, config), { jsonDocumentUrl: 'docs-json', useGlobalPrefix: false });
+}
+
+/**
+ * The OpenAPI document of the app's routes (served at /docs-json). It reads only the controllers' metadata, so
+ * src/openapi.ts can also make it from an app in preview mode, with no database: what the console's client is
+ * generated from at build time.
+ */
+export function openApiDocument(app: INestApplication, config: AppConfig): OpenAPIObject {
   const document = SwaggerModule.createDocument(
     app,
     new DocumentBuilder()
@@ -132,7 +148,7 @@ function setupOpenApi(app: INestApplication, config: AppConfig): void {
       )
       .build(),
   );
-  SwaggerModule.setup('docs', app, addCommonResponses(document, SURFACES), { jsonDocumentUrl: 'docs-json', useGlobalPrefix: false });
+  return addCommonResponses(document, SURFACES);
 }
 
 /**

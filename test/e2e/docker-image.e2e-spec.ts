@@ -100,8 +100,12 @@ describe('docker/Dockerfile', () => {
       expect(existsSync(join(REPO, path))).toBe(true);
       expect(ignored).not.toContain(path);
     }
-    for (const tsconfig of packageJson.scripts.build.match(/[\w/.-]*tsconfig[\w.-]*\.json/g)!) {
-      expect(copied.some((path) => tsconfig === path || tsconfig.startsWith(`${path}/`))).toBe(true);
+    // `npm run build` is the service's tsc builds and the console's (console/build.mjs): every input of each is copied.
+    const builds = [packageJson.scripts.build, packageJson.scripts['build:service'], packageJson.scripts['build:console']].join(' ');
+    const inputs = [...builds.match(/[\w/.-]*tsconfig[\w.-]*\.json/g)!, ...builds.match(/console\/[\w.-]+/g)!];
+    expect(inputs).toEqual(expect.arrayContaining(['tsconfig.build.json', 'migrations/tsconfig.json', 'console/build.mjs']));
+    for (const input of inputs) {
+      expect([input, copied.some((path) => input === path || input.startsWith(`${path}/`))]).toEqual([input, true]);
     }
   });
 
@@ -133,8 +137,9 @@ describe('docker/Dockerfile', () => {
     expect(all(runtime, 'ENTRYPOINT')).toEqual([]);
     const [program, script] = command;
     expect(program).toBe('node');
-    // `npm run build` (its first tsc project) emits the entry point here, in the build stage's WORKDIR...
-    const project = /tsc -p (\S+)/.exec(packageJson.scripts.build)![1];
+    // `npm run build` (the service's build, its first tsc project) emits the entry point here, in the build stage's WORKDIR...
+    expect(packageJson.scripts.build).toContain('npm run build:service');
+    const project = /tsc -p (\S+)/.exec(packageJson.scripts['build:service'])![1];
     const emitted = emittedJavaScript(project, ENTRY_POINT);
     expect(emitted).toBeDefined();
     const built = posix.join(workdirOf(build), emitted!);

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { previewOpenApiDocument } from '../../src/app/openapi-preview';
 import { Contract, OpenApiDocument } from '../support/contract';
 import { createTestApp, TestApp } from '../support/test-app';
 
@@ -174,6 +175,12 @@ describe('OpenAPI document', () => {
       ['action', 'actorId', 'actorType', 'after', 'before', 'createdAt', 'flagId', 'flagKey', 'id'].sort(),
     );
     expect(Object.keys(schemas.ApiErrorDto.properties!).sort()).toEqual(['error', 'message', 'statusCode']);
+  });
+
+  it('is made the same with no database (what the console build generates its client from)', async () => {
+    const served = await request(t.http).get('/docs-json').expect(200);
+    const preview = JSON.parse(JSON.stringify(await previewOpenApiDocument(t.config)));
+    expect(preview).toEqual(served.body);
   });
 
   it("describes targeting's rule and condition schemas exactly: one condition schema per operator family", () => {

@@ -16,7 +16,8 @@ import addFormats from 'ajv-formats';
  *
  * Exchanges are recorded on the server side, whatever client made them (supertest, fetch, the S3-less upload
  * helpers), and checked after each test (test/support/contract-check.ts), so a mismatch fails the test that
- * caused it. Two things are not operations and are not checked: Swagger's own /docs routes, and CORS
+ * caused it. Two things are not operations and are not checked: web pages (Swagger's own /docs routes, the console's
+ * pages and assets under /console, tested in console-serving.e2e-spec.ts), and CORS
  * preflights (OPTIONS with Access-Control-Request-Method), which the CORS tests assert header by header.
  */
 
@@ -124,7 +125,7 @@ export class ExchangeRecorder {
       return (end as (...args: unknown[]) => ServerResponse).call(this, chunk, ...rest);
     } as ServerResponse['end'];
     response.once('finish', () => {
-      if (isSwaggerRoute(request.url) || isPreflight(request)) return;
+      if (isPageRoute(request) || isPreflight(request)) return;
       const header = response.getHeader('content-type');
       this.exchanges.push({
         method: request.method ?? 'GET',
@@ -157,9 +158,12 @@ export class ExchangeRecorder {
   }
 }
 
-function isSwaggerRoute(url: string | undefined): boolean {
-  const path = (url ?? '').split('?')[0];
-  return path === '/docs' || path.startsWith('/docs/') || path === '/docs-json';
+/** Web pages, not API operations: Swagger's own, and the console's pages and assets (with the redirect of `/`). */
+function isPageRoute(request: IncomingMessage): boolean {
+  const path = (request.url ?? '').split('?')[0];
+  if (path === '/docs' || path.startsWith('/docs/') || path === '/docs-json') return true;
+  const read = request.method === 'GET' || request.method === 'HEAD';
+  return read && (path === '/' || path === '/console' || path.startsWith('/console/'));
 }
 
 function isPreflight(request: IncomingMessage): boolean {

@@ -58,6 +58,8 @@ export async function createTestApp(
     owaspPasswordHashing?: boolean;
     /** Providers replaced by the given values. */
     overrides?: Array<{ provide: unknown; useValue: unknown }>;
+    /** Where the built console is served from (the real build by default: dist/public/console). */
+    consoleDir?: string;
   } = {},
 ): Promise<TestApp> {
   const given = options.sameDatabaseAs

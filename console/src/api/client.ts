@@ -1,0 +1,89 @@
+import createClient, { type Middleware } from 'openapi-fetch';
+import type { paths } from '../../.generated/api';
+
+/** What the service answered when it refused a request: enough to show beside the control that caused it. */
+export class ApiProblem extends Error {
+  constructor(
+    readonly status: number,
+    /** The stable code (`FLAG_KEY_TAKEN`, `VALIDATION_ERROR`, ...), or `NETWORK` when nothing answered. */
+    readonly code: string,
+    message: string,
+    /** Seconds to wait, from a 429's Retry-After. */
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+  }
+
+  /** The form field a validation message is about: its first word (`key must match …`, `rules[0].id must …`). */
+  field(): string | undefined {
+    if (this.code === 'FLAG_KEY_TAKEN') return 'key';
+    const match = /^(?:property )?([A-Za-z]+)/.exec(this.message);
+    return this.status === 400 && match ? match[1] : undefined;
+  }
+
+  /** The sentence a person reads: a 429 says when to try again. */
+  explain(): string {
+    if (this.status === 429) return `Too many requests: try again in ${this.retryAfterSeconds ?? 60} s.`;
+    return this.message;
+  }
+}
+
+/** The session's state the API needs on every request: the organization and, for changes, the CSRF token. */
+interface Credentials {
+  organizationId?: string;
+  csrfToken?: string;
+}
+
+const credentials: Credentials = {};
+let onSignedOut: (() => void) | undefined;
+
+/** Kept in memory only (never in storage): the token that must accompany every change made with the cookie. */
+export function setCredentials(next: Credentials): void {
+  credentials.organizationId = next.organizationId;
+  credentials.csrfToken = next.csrfToken;
+}
+
+/** Called when the service answers 401: the session ended (signed out elsewhere, expired). */
+export function whenSignedOut(listener: () => void): void {
+  onSignedOut = listener;
+}
+
+const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+const session: Middleware = {
+  onRequest({ request }) {
+    if (credentials.organizationId) request.headers.set('X-Organization-Id', credentials.organizationId);
+    if (credentials.csrfToken && UNSAFE.has(request.method)) request.headers.set('X-CSRF-Token', credentials.csrfToken);
+    return request;
+  },
+};
+
+/** The API, typed by the service's own OpenAPI document, with the session's cookie and headers. */
+export const api = createClient<paths>({ baseUrl: '', credentials: 'same-origin' });
+api.use(session);
+
+interface Answer<T> {
+  data?: T;
+  error?: unknown;
+  response: Response;
+}
+
+/** The data of a successful answer, or an ApiProblem (a 401 also returns the person to sign-in). */
+export async function ok<T>(call: Promise<Answer<T>>, options: { signInOn401?: boolean } = {}): Promise<T> {
+  let answer: Answer<T>;
+  try {
+    answer = await call;
+  } catch (error) {
+    throw new ApiProblem(0, 'NETWORK', `The service did not answer (${(error as Error).message}). Check your connection and try again.`);
+  }
+  const { data, error, response } = answer;
+  if (response.ok) return data as T;
+  const body = (error ?? {}) as { error?: string | { code?: string; message?: string }; message?: string | string[] };
+  const nested = typeof body.error === 'object' ? body.error : undefined;
+  const code = nested?.code ?? (typeof body.error === 'string' ? body.error : `HTTP_${response.status}`);
+  const message = nested?.message ?? (Array.isArray(body.message) ? body.message.join('; ') : body.message) ?? response.statusText;
+  const retryAfter = Number(response.headers.get('Retry-After'));
+  const problem = new ApiProblem(response.status, code, message, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined);
+  if (response.status === 401 && options.signInOn401 !== false) onSignedOut?.();
+  throw problem;
+}

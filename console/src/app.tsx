@@ -1,0 +1,65 @@
+import { useEffect } from 'react';
+import { FlagDetail } from './pages/FlagDetail';
+import { Flags } from './pages/Flags';
+import { NewFlag } from './pages/NewFlag';
+import { SignIn } from './pages/SignIn';
+import { navigate, routeOf, useLocation } from './router';
+import { SessionProvider, useSession } from './session';
+
+export function App() {
+  return (
+    <SessionProvider>
+      <Pages />
+    </SessionProvider>
+  );
+}
+
+const TITLES: Record<string, string> = { flags: 'Flags', 'new-flag': 'New flag', flag: 'Flag', 'sign-in': 'Sign in', 'not-found': 'Not found' };
+
+function Pages() {
+  const session = useSession();
+  const { pathname, search } = useLocation();
+  const route = routeOf(pathname);
+
+  useEffect(() => {
+    document.title = `${TITLES[route.name]} · Flagstore`;
+  }, [route.name]);
+
+  // Someone not signed in goes to sign-in, and comes back here afterwards.
+  useEffect(() => {
+    if (session === null && route.name !== 'sign-in') {
+      navigate(`/sign-in?returnTo=${encodeURIComponent(`${pathname}${location.search}`)}`, { replace: true });
+    }
+  }, [session, route.name, pathname]);
+
+  if (session === undefined) return <p className="loading">Loading…</p>;
+  if (route.name === 'sign-in' || session === null) return <SignIn key={search.toString()} />;
+  if (!session.organization) {
+    return (
+      <main id="main">
+        <h1>No organization yet</h1>
+        <p>You are signed in as {session.user.email}, but no organization has added you. Ask an admin to invite you.</p>
+        <button type="button" onClick={() => void session.signOut()}>
+          Sign out
+        </button>
+      </main>
+    );
+  }
+  switch (route.name) {
+    case 'flags':
+      return <Flags />;
+    case 'new-flag':
+      return <NewFlag />;
+    case 'flag':
+      return <FlagDetail key={route.id} id={route.id} />;
+    default:
+      return (
+        <main id="main">
+          <h1>Not found</h1>
+          <p>
+            There is no such page. <a href="/console/flags">Go to the flags</a>.
+          </p>
+        </main>
+      );
+  }
+}

@@ -1,0 +1,48 @@
+import type { ReactNode } from 'react';
+import { Link } from '../router';
+import { useSignedIn } from '../session';
+
+/** The frame of every signed-in page: the organization switcher, the navigation, who is signed in, and sign-out. */
+export function Layout({ title, children }: { title: string; children: ReactNode }) {
+  const session = useSignedIn();
+  return (
+    <>
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
+      <header className="top">
+        <Link to="/flags" className="brand">
+          Flagstore
+        </Link>
+        <nav aria-label="Main">
+          <Link to="/flags">Flags</Link>
+        </nav>
+        <div className="who">
+          {session.organizations.length > 1 ? (
+            <label>
+              <span className="visually-hidden">Organization</span>
+              <select value={session.organization?.id} onChange={(event) => session.switchOrganization(event.target.value)}>
+                {session.organizations.map((org) => (
+                  <option key={org.id} value={org.id}>
+                    {org.name}
+                  </option>
+                ))}
+              </select>
+            </label>
+          ) : (
+            <span>{session.organization?.name}</span>
+          )}
+          <span className="role">{session.organization?.role}</span>
+          <span>{session.user.name}</span>
+          <button type="button" onClick={() => void session.signOut()}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main id="main" tabIndex={-1}>
+        <h1>{title}</h1>
+        {children}
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,314 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { CONSOLE_DIR } from '../../src/console/console-assets';
+import { api, createFlag } from '../factories/flags.factory';
+import { admin, createOrganization, subscribe, TestOrganization } from '../factories/organizations.factory';
+import { addMember, asSession, createUser, PASSWORD, Role, signIn as signInThroughApi } from '../factories/people.factory';
+import { createTestApp, TestApp } from '../support/test-app';
+import { closeEach, launchChromium } from './support/chromium';
+import { ConsolePage, Theme } from './support/console-page';
+
+/**
+ * The console (decisions.md, "Console"), end to end in Debian's Chromium against the real service and database: the
+ * built console (dist/public/console, from `npm run build`) served by the app, every element found by its role and
+ * accessible name, axe-core on every page, and a screenshot of every page in light and dark.
+ */
+describe('the console in Chromium', () => {
+  let browser: Browser;
+  let t: TestApp;
+  let org: TestOrganization;
+  const opened: ConsolePage[] = [];
+
+  beforeAll(async () => {
+    if (!existsSync(join(CONSOLE_DIR, 'index.html'))) {
+      throw new Error(`The console is not built (${CONSOLE_DIR}): run \`npm run build\` before \`npm run test:browser\`.`);
+    }
+    browser = await launchChromium();
+    t = await createTestApp();
+  });
+  afterAll(() => closeEach(browser, t));
+  beforeEach(async () => {
+    org = await createOrganization(t, 'Acme Games');
+  });
+  afterEach(async () => {
+    const pages = opened.splice(0);
+    const problems = pages.flatMap((page) => page.problems());
+    await Promise.all(pages.map((page) => page.close()));
+    // No page error and no Content-Security-Policy report on any page a test opened.
+    expect(problems).toEqual([]);
+  });
+
+  async function member(role: Role, organizationId = org.id) {
+    const user = await createUser(t, { name: `Maya ${role}` });
+    await addMember(t, organizationId, user.id, role);
+    return user;
+  }
+
+  async function signedIn(role: Role = 'editor', options: { theme?: Theme; path?: string } = {}) {
+    const user = await member(role);
+    const page = await ConsolePage.open(browser, t.config.urls.publicUrl, options);
+    opened.push(page);
+    await page.signIn(user.email, PASSWORD);
+    return { page, user, p: page.page };
+  }
+
+  const flagNamed = async (key: string) => {
+    const flags = (await api(t, org.key).get('/flags?includeArchived=true&limit=100').expect(200)).body.results as { key: string }[];
+    return flags.find((flag) => flag.key === key) as any;
+  };
+
+  it('signs in, keeps the session out of reach of scripts, comes back to a deep link, and signs out', async () => {
+    const flag = await createFlag(t, org.key, { key: 'double-xp', type: 'boolean', value: false });
+    const user = await member('editor');
+    const page = await ConsolePage.open(browser, t.config.urls.publicUrl, { path: `/console/flags/${flag.id}` });
+    opened.push(page);
+    const p = page.page;
+    // Not signed in: the sign-in page, which remembers where the person was going.
+    await p.getByRole('heading', { name: 'Sign in to Flagstore' }).waitFor();
+    expect(new URL(p.url()).searchParams.get('returnTo')).toBe(`/console/flags/${flag.id}`);
+
+    await p.getByLabel('Email').fill(user.email);
+    await p.getByLabel('Password').fill('not the password at all');
+    await p.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await p
+      .getByRole('alert')
+      .filter({ hasText: /email or password/i })
+      .waitFor();
+
+    await p.getByLabel('Password').fill(PASSWORD);
+    await p.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await p.getByRole('heading', { name: 'double-xp' }).waitFor();
+    expect(new URL(p.url()).pathname).toBe(`/console/flags/${flag.id}`);
+
+    // The cookie is HttpOnly and the CSRF token lives in memory only.
+    expect(await p.evaluate(() => (globalThis as any).document.cookie)).not.toContain('flagstore_session');
+    const stored = await p.evaluate(() => JSON.stringify({ ...(globalThis as any).localStorage, ...(globalThis as any).sessionStorage }));
+    expect(stored).not.toMatch(/csrf|session/i);
+
+    await p.getByRole('button', { name: 'Sign out' }).click();
+    await p.getByRole('heading', { name: 'Sign in to Flagstore' }).waitFor();
+    const session = await p.evaluate(() => fetch('/v1/auth/session').then((response) => response.status));
+    expect(session).toBe(401);
+  });
+
+  it('returns to sign-in when the session ends, and back to the same page afterwards', async () => {
+    const { page, user, p } = await signedIn('editor');
+    await p.getByRole('heading', { name: 'Flags' }).waitFor();
+    await p.getByRole('link', { name: 'New flag' }).click();
+    await p.getByRole('heading', { name: 'New flag' }).waitFor();
+    // The person changes their password from another device: every other session of theirs ends, this one included.
+    const elsewhere = await signInThroughApi(t, user.email);
+    const newPassword = 'a brand new passphrase';
+    await asSession(t, elsewhere).post('/auth/password').send({ currentPassword: PASSWORD, newPassword }).expect(204);
+    await p.getByLabel('Key').fill('late-flag');
+    await p.getByLabel('Name').fill('Late flag');
+    await p.getByRole('button', { name: 'Create flag' }).click();
+    await p.getByRole('heading', { name: 'Sign in to Flagstore' }).waitFor();
+    expect(new URL(p.url()).searchParams.get('returnTo')).toBe('/console/flags/new');
+    await page.signIn(user.email, newPassword);
+    await p.getByRole('heading', { name: 'New flag' }).waitFor();
+  });
+
+  it('creates a flag of each type with the editor that fits it, checking JSON as it is typed', async () => {
+    const { p } = await signedIn('editor');
+    const create = async (fields: { key: string; type: string; fill?: () => Promise<void> }) => {
+      await p.getByRole('link', { name: 'New flag' }).click();
+      await p.getByLabel('Key').fill(fields.key);
+      await p.getByLabel('Name').fill(`The ${fields.key}`);
+      await p.getByLabel('Type').selectOption(fields.type);
+      await fields.fill?.();
+      await p.getByRole('button', { name: 'Create flag' }).click();
+      await p.getByRole('heading', { name: fields.key }).waitFor();
+      await p.getByRole('link', { name: 'Flags' }).first().click();
+    };
+    await create({ key: 'pvp-enabled', type: 'boolean', fill: () => p.getByRole('switch', { name: 'Value' }).click() });
+    await create({ key: 'motd', type: 'string', fill: () => p.getByLabel('Value').fill('Double XP this weekend') });
+    await create({ key: 'xp-rate', type: 'number', fill: () => p.getByLabel('Value').fill('2.5') });
+    await create({
+      key: 'loot-table',
+      type: 'json',
+      fill: async () => {
+        const editor = p.getByLabel('Value');
+        await editor.fill('{"a":{"b":{"c":{"d":{"e":1}}}}}');
+        await p.getByRole('alert').filter({ hasText: 'The value nests 5 levels deep; at most 4 are allowed.' }).waitFor();
+        expect(await p.getByRole('button', { name: 'Create flag' }).isDisabled()).toBe(true);
+        await editor.fill(JSON.stringify('x'.repeat(4095)));
+        await p.getByRole('alert').filter({ hasText: 'The value is 4097 bytes; at most 4096 are allowed.' }).waitFor();
+        await editor.fill('{"rare": [1, 2]}');
+        expect(await p.getByRole('alert').count()).toBe(0);
+      },
+    });
+
+    expect(await flagNamed('pvp-enabled')).toMatchObject({ type: 'boolean', value: true });
+    expect(await flagNamed('motd')).toMatchObject({ type: 'string', value: 'Double XP this weekend' });
+    expect(await flagNamed('xp-rate')).toMatchObject({ type: 'number', value: 2.5 });
+    expect(await flagNamed('loot-table')).toMatchObject({ type: 'json', value: { rare: [1, 2] } });
+    await p.getByRole('table').getByRole('link', { name: 'loot-table' }).waitFor();
+  });
+
+  it('shows the 409 for a taken key under the key field', async () => {
+    await createFlag(t, org.key, { key: 'double-xp' });
+    const { p } = await signedIn('editor', { path: '/console/flags/new' });
+    await p.getByRole('heading', { name: 'New flag' }).waitFor();
+    await p.getByLabel('Key').fill('double-xp');
+    await p.getByLabel('Name').fill('Again');
+    await p.getByRole('button', { name: 'Create flag' }).click();
+    const key = p.getByLabel('Key');
+    await p.getByText(/already exists in this organization/).waitFor();
+    expect(await key.getAttribute('aria-invalid')).toBe('true');
+    const describedBy = (await key.getAttribute('aria-describedby'))!.split(' ');
+    const error = await p.locator(`[id="${describedBy[describedBy.length - 1]}"]`).textContent();
+    expect(error).toMatch(/A flag with key "double-xp" already exists/);
+  });
+
+  it('toggles a boolean flag in the list by its switch, named by the key', async () => {
+    await createFlag(t, org.key, { key: 'double-xp', type: 'boolean', value: false });
+    const { p } = await signedIn('editor');
+    const toggle = p.getByRole('switch', { name: 'double-xp' });
+    expect(await toggle.getAttribute('aria-checked')).toBe('false');
+    await toggle.click();
+    // Functions, not strings: the console's CSP forbids evaluating a string in the page.
+    const checked = (state: string) =>
+      p.waitForFunction(
+        (expected) => (globalThis as any).document.querySelector('[role=switch][aria-label="double-xp"]')?.getAttribute('aria-checked') === expected,
+        state,
+      );
+    await checked('true');
+    expect(await flagNamed('double-xp')).toMatchObject({ value: true });
+    // From the keyboard too.
+    await toggle.focus();
+    await p.keyboard.press('Space');
+    await checked('false');
+    expect(await flagNamed('double-xp')).toMatchObject({ value: false });
+  });
+
+  it('edits a flag, archives and unarchives it, and deletes it after a confirmation naming the key', async () => {
+    const flag = await createFlag(t, org.key, { key: 'motd', type: 'string', value: 'Hello' });
+    const { p } = await signedIn('editor', { path: `/console/flags/${flag.id}` });
+    await p.getByRole('heading', { name: 'motd' }).waitFor();
+    await p.getByLabel('Name').fill('Message of the day');
+    await p.getByLabel('Description').fill('Shown in the lobby');
+    await p.getByLabel('Value').fill('Welcome back');
+    await p.getByLabel('Runtime').selectOption('server');
+    await p.getByRole('button', { name: 'Save changes' }).click();
+    await p.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    expect(await flagNamed('motd')).toMatchObject({
+      name: 'Message of the day',
+      description: 'Shown in the lobby',
+      value: 'Welcome back',
+      runtime: 'server',
+    });
+
+    await p.getByRole('button', { name: 'Archive' }).click();
+    await p.getByRole('button', { name: 'Unarchive' }).waitFor();
+    expect(await flagNamed('motd')).toMatchObject({ archived: true });
+    await p.getByRole('link', { name: 'Flags' }).first().click();
+    await p.getByText('No flags yet.').waitFor();
+    await p.getByLabel('Show archived flags').check();
+    await p.getByRole('table').getByRole('link', { name: 'motd' }).click();
+    await p.getByRole('button', { name: 'Unarchive' }).click();
+    await p.getByRole('button', { name: 'Archive' }).waitFor();
+
+    await p.getByRole('button', { name: 'Delete' }).click();
+    const dialog = p.getByRole('dialog', { name: 'Delete flag motd?' });
+    await dialog.waitFor();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    expect(await flagNamed('motd')).toBeDefined();
+    await p.getByRole('button', { name: 'Delete' }).click();
+    await dialog.getByRole('button', { name: 'Delete motd' }).click();
+    await p.getByRole('heading', { name: 'Flags' }).waitFor();
+    expect(await flagNamed('motd')).toBeUndefined();
+  });
+
+  it('searches, filters archived flags and pages through the list, with the quota', async () => {
+    await subscribe(t, org.id);
+    for (let index = 0; index < 23; index += 1) await createFlag(t, org.key, { key: `event-${String(index).padStart(2, '0')}` });
+    const retired = await createFlag(t, org.key, { key: 'retired-event' });
+    await api(t, org.key).patch(`/flags/${retired.id}`).send({ archived: true }).expect(200);
+    const { p } = await signedIn('viewer');
+    await p.getByLabel('Quota').filter({ hasText: '24 of 50' }).waitFor();
+    await p.getByText('Page 1 of 2').waitFor();
+    expect(await p.getByRole('table').getByRole('row').count()).toBe(21); // 20 and the header
+    await p.getByRole('button', { name: 'Next page' }).click();
+    await p.getByText('Page 2 of 2').waitFor();
+    expect(await p.getByRole('table').getByRole('row').count()).toBe(4);
+    await p.getByLabel('Search').fill('event-1');
+    await p.waitForFunction(() => new URL((globalThis as any).location.href).searchParams.get('search') === 'event-1');
+    await p.getByRole('link', { name: 'event-19' }).waitFor();
+    expect(await p.getByRole('table').getByRole('row').count()).toBe(11);
+    await p.getByLabel('Search').fill('retired');
+    await p.getByText('No flag matches “retired”.').waitFor();
+    await p.getByLabel('Show archived flags').check();
+    await p.getByRole('link', { name: 'retired-event' }).waitFor();
+    // The filters live in the address: a reload keeps them.
+    await p.reload();
+    await p.getByRole('link', { name: 'retired-event' }).waitFor();
+    expect(await p.getByLabel('Show archived flags').isChecked()).toBe(true);
+  });
+
+  it('marks a locked flag with the reason and disables its edit controls', async () => {
+    const subscription = await subscribe(t, org.id);
+    const flags = [];
+    for (let index = 0; index < 6; index += 1) flags.push(await createFlag(t, org.key, { key: `f${index}`, type: 'boolean', value: true }));
+    await admin(t).delete(`/organizations/${org.id}/subscriptions/${subscription}`).expect(204);
+    const { p } = await signedIn('admin', { path: `/console/flags/${flags[5].id}` });
+    await p.getByRole('heading', { name: 'f5' }).waitFor();
+    await p
+      .getByRole('note')
+      .filter({ hasText: /Locked\. Beyond the plan's limit/ })
+      .waitFor();
+    expect(await p.getByLabel('Name').isDisabled()).toBe(true);
+    expect(await p.getByRole('switch', { name: 'Value' }).isDisabled()).toBe(true);
+    expect(await p.getByRole('button', { name: 'Save changes' }).isDisabled()).toBe(true);
+    await p.getByRole('link', { name: 'Flags' }).first().click();
+    expect(await p.getByRole('switch', { name: 'f5' }).isDisabled()).toBe(true);
+    expect(await p.getByRole('switch', { name: 'f0' }).isDisabled()).toBe(false);
+    await p.getByLabel('Quota').filter({ hasText: '1 locked' }).waitFor();
+  });
+
+  it('lets a viewer read everything and change nothing', async () => {
+    const flag = await createFlag(t, org.key, { key: 'double-xp', type: 'boolean', value: true });
+    const { p } = await signedIn('viewer');
+    await p.getByRole('switch', { name: 'double-xp' }).waitFor();
+    expect(await p.getByRole('switch', { name: 'double-xp' }).isDisabled()).toBe(true);
+    expect(await p.getByRole('link', { name: 'New flag' }).count()).toBe(0);
+    await p.getByRole('link', { name: 'double-xp' }).click();
+    await p.getByText('Your role (viewer) may read flags but not change them.').waitFor();
+    expect(await p.getByLabel('Name').isDisabled()).toBe(true);
+    expect(await p.getByRole('button', { name: 'Delete' }).count()).toBe(0);
+    // Even a request the page did not offer is refused by the service.
+    expect(await flagNamed('double-xp')).toMatchObject({ id: flag.id, value: true });
+  });
+
+  it('has no serious or critical accessibility violation on any page, in light and dark, and keeps a screenshot of each', async () => {
+    const flag = await createFlag(t, org.key, { key: 'loot-table', type: 'json', value: { rare: [1, 2] } });
+    await createFlag(t, org.key, { key: 'double-xp', type: 'boolean', value: true });
+    const user = await member('admin');
+    const shots: string[] = [];
+    for (const theme of ['light', 'dark'] as const) {
+      const page = await ConsolePage.open(browser, t.config.urls.publicUrl, { theme });
+      opened.push(page);
+      const p = page.page;
+      const check = async (name: string) => {
+        expect({ page: name, theme, violations: await page.accessibilityViolations() }).toEqual({ page: name, theme, violations: [] });
+        shots.push(await page.screenshot(name, theme));
+      };
+      await p.getByRole('heading', { name: 'Sign in to Flagstore' }).waitFor();
+      await check('sign-in');
+      await page.signIn(user.email, PASSWORD);
+      await p.getByRole('switch', { name: 'double-xp' }).waitFor();
+      await check('flags');
+      await p.getByRole('link', { name: 'New flag' }).click();
+      await p.getByRole('heading', { name: 'New flag' }).waitFor();
+      await check('new-flag');
+      await p.goto(`${t.config.urls.publicUrl}/console/flags/${flag.id}`);
+      await p.getByRole('heading', { name: 'loot-table' }).waitFor();
+      await check('flag');
+      await p.getByRole('button', { name: 'Delete' }).click();
+      await p.getByRole('dialog').waitFor();
+      await check('flag-delete');
+    }
+    expect(shots).toHaveLength(10);
+  });
+});

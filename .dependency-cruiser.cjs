@@ -9,7 +9,7 @@ const LAYERS = [
   { name: 'platform', folders: ['redis', 'invalidation', 'metrics', 'health', 'logging', 'http', 'rate-limit'] },
   { name: 'identity', folders: ['auth'] },
   { name: 'tenants', folders: ['organizations', 'people', 'quota'] },
-  { name: 'features', folders: ['audit', 'flags', 'flag-config', 'storage'] },
+  { name: 'features', folders: ['audit', 'events', 'flags', 'flag-config', 'storage'] },
   { name: 'edge', folders: ['app', 'cli', 'console'] },
 ];
 

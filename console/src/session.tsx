@@ -1,5 +1,6 @@
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useState } from 'react';
 import { api, ok, setCredentials, whenSignedOut } from './api/client';
+import { listenTo } from './api/events';
 import type { components } from '../.generated/api';
 import { navigate } from './router';
 
@@ -45,6 +46,9 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     });
     ok(api.GET('/v1/auth/session'), { signInOn401: false }).then(signedIn, () => setBody(null));
   }, [signedIn]);
+
+  // Changes made by anyone else reach the pages through the organization's event stream.
+  useEffect(() => listenTo(body ? (organizationId ?? null) : null), [body, organizationId]);
 
   const session = useMemo<Session | null | undefined>(() => {
     if (!body) return body;

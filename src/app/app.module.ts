@@ -13,6 +13,7 @@ import { SigningSecretModule } from '../config/signing-secret';
 import { DatabaseModule } from '../database/database.module';
 import { FlagConfigModule } from '../flag-config/flag-config.module';
 import { FlagsModule } from '../flags/flags.module';
+import { EventsModule } from '../events/events.module';
 import { HealthModule } from '../health/health.module';
 import { LoggingModule } from '../logging/logging.module';
 import { MetricsModule } from '../metrics/metrics.module';
@@ -47,6 +48,7 @@ export class AppModule {
         FlagConfigModule,
         FlagsModule,
         StorageModule,
+        EventsModule,
         HealthModule,
         MetricsModule.forRoot(config),
       ],

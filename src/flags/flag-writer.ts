@@ -4,6 +4,7 @@ import { AuditRepository } from '../audit/audit.repository';
 import { InvalidationBus } from '../invalidation/invalidation-bus';
 import { Transaction } from '../database/sql';
 import { Transactions } from '../database/transactions';
+import { OrganizationEvents } from '../events/organization-events';
 import { FlagChange } from './flag.model';
 import { FlagsRepository } from './flags.repository';
 
@@ -43,6 +44,7 @@ export class FlagWriter {
     private readonly audit: AuditRepository,
     private readonly flags: FlagsRepository,
     private readonly bus: InvalidationBus,
+    private readonly events: OrganizationEvents,
   ) {}
 
   async write<T>(actor: AuditActor, write: FlagWriteRun<T>): Promise<T> {
@@ -71,6 +73,12 @@ export class FlagWriter {
    */
   announce(write: FlagWrite<unknown>): void {
     const organizationId = write.changedOrganization;
-    if (organizationId !== null) this.bus.publish('flags', organizationId);
+    if (organizationId === null) return;
+    this.bus.publish('flags', organizationId);
+    // The console's streams: which flags changed, a deleted one included.
+    const flagIds = write.changes
+      .map((change) => change.flagId ?? change.deletedFlagId)
+      .filter((id): id is string => id !== undefined && id !== null);
+    this.events.announce(organizationId, { type: 'flags', flagIds });
   }
 }

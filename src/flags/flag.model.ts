@@ -95,6 +95,8 @@ export interface FlagChange {
   organizationId: string;
   /** Null for a deletion: the entry outlives the row it would reference. */
   flagId: string | null;
+  /** A deletion's flag, for the console's event stream (the audit entry keeps flagId null). */
+  deletedFlagId?: string;
   flagKey: string;
   action: FlagAction;
   before: FlagSnapshot | null;

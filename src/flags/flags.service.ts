@@ -132,7 +132,7 @@ export class FlagsService {
     await this.flags.delete(tx, organizationId, flagId);
     await this.schedules.failPendingOfFlag(tx, organizationId, flagId, `Flag "${current.key}" was deleted`);
     // The flag's earlier entries lose their flagId through ON DELETE SET NULL; this one never has one.
-    return new FlagWrite(undefined, flagChange(organizationId, null, current.key, snapshotOf(current), null));
+    return new FlagWrite(undefined, { ...flagChange(organizationId, null, current.key, snapshotOf(current), null)!, deletedFlagId: flagId });
   }
 
   /** The audit log of the organization's flags, filtered, newest first. */

@@ -10,9 +10,10 @@ import { RedisConnections } from '../redis/redis.module';
 /**
  * What an in-memory cache may need to know: a revoked API key (`apiKey`, its id), an issued one (`apiKeyIssued`, its
  * id: the others read it), an organization's changed flags (`flags`, its id), an ended session (`session`, its id), or
- * a user whose memberships or sessions changed (`user`, its id).
+ * a user whose memberships or sessions changed (`user`, its id); or an organization event for the console's streams
+ * (`event`, the event as JSON: events/organization-events.ts).
  */
-export type InvalidationTopic = 'apiKey' | 'apiKeyIssued' | 'flags' | 'session' | 'user';
+export type InvalidationTopic = 'apiKey' | 'apiKeyIssued' | 'flags' | 'session' | 'user' | 'event';
 
 /** `reset`: the sender could not tell what changed (its outbox overflowed); every cache drops everything. */
 interface Message {

@@ -267,6 +267,36 @@ describe('the console in Chromium', () => {
     await p.getByLabel('Quota').filter({ hasText: '1 locked' }).waitFor();
   });
 
+  it("shows a change made by someone else without a reload, and keeps a person's unsaved edits", async () => {
+    const flag = await createFlag(t, org.key, { key: 'double-xp', type: 'boolean', value: false });
+    const { p } = await signedIn('viewer');
+    const toggle = p.getByRole('switch', { name: 'double-xp' });
+    await toggle.waitFor();
+    // A game studio's tooling, with an API key, through another request path entirely.
+    await api(t, org.key).patch(`/flags/${flag.id}`).send({ type: 'boolean', value: true }).expect(200);
+    await p.waitForFunction(
+      () => (globalThis as any).document.querySelector('[role=switch][aria-label="double-xp"]')?.getAttribute('aria-checked') === 'true',
+      undefined,
+      { timeout: 3_000 },
+    );
+    await createFlag(t, org.key, { key: 'motd', type: 'string', value: 'Hi' });
+    await p.getByRole('link', { name: 'motd' }).waitFor({ timeout: 3_000 });
+
+    // On a flag's page: shown at once while the form is untouched...
+    const editor = await signedIn('editor', { path: `/console/flags/${flag.id}` });
+    const q = editor.p;
+    await q.getByRole('heading', { name: 'double-xp' }).waitFor();
+    await api(t, org.key).patch(`/flags/${flag.id}`).send({ name: 'Double XP (weekend)' }).expect(200);
+    await q.waitForFunction(() => ((globalThis as any).document.querySelector('#main input') as any)?.value === 'Double XP (weekend)', undefined, {
+      timeout: 3_000,
+    });
+    // ...and never over what the person is typing.
+    await q.getByLabel('Name').fill('My own name');
+    await api(t, org.key).patch(`/flags/${flag.id}`).send({ name: 'Someone else' }).expect(200);
+    await q.getByText('This flag was changed elsewhere while you were editing it.').waitFor({ timeout: 3_000 });
+    expect(await q.getByLabel('Name').inputValue()).toBe('My own name');
+  });
+
   it('lets a viewer read everything and change nothing', async () => {
     const flag = await createFlag(t, org.key, { key: 'double-xp', type: 'boolean', value: true });
     const { p } = await signedIn('viewer');

@@ -1,5 +1,6 @@
 import { type FormEvent, useCallback, useEffect, useState } from 'react';
 import { api, ApiProblem, ok } from '../api/client';
+import { useOrganizationEvents } from '../api/events';
 import type { components } from '../../.generated/api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { Field, FormError } from '../components/Field';
@@ -37,6 +38,25 @@ export function FlagDetail({ id }: { id: string }) {
   useEffect(() => {
     ok(api.GET('/v1/flags/{flagId}', { params: { path: { flagId: id } } })).then(show, (error: ApiProblem) => setLoadProblem(error));
   }, [id, show]);
+
+  // Changed elsewhere: shown at once unless this form holds unsaved edits, which are never overwritten.
+  const [changedElsewhere, setChangedElsewhere] = useState(false);
+  const dirty =
+    flag !== null &&
+    (name !== flag.name ||
+      description !== (flag.description ?? '') ||
+      runtime !== flag.runtime ||
+      JSON.stringify(value.value) !== JSON.stringify(flag.value));
+  useOrganizationEvents((event) => {
+    if (event.type !== 'flags' || !event.flagIds.includes(id)) return;
+    ok(api.GET('/v1/flags/{flagId}', { params: { path: { flagId: id } } })).then(
+      (next) => {
+        if (dirty) setChangedElsewhere(true);
+        else show(next);
+      },
+      (error: ApiProblem) => setLoadProblem(error),
+    );
+  });
 
   if (loadProblem) {
     return (
@@ -94,6 +114,20 @@ export function FlagDetail({ id }: { id: string }) {
         {flag.type} flag · {flag.archived ? 'archived: not served to game servers' : 'served to game servers'}
         {flag.rules && flag.rules.length > 0 ? ` · ${flag.rules.length} targeting rules` : ''}
       </p>
+      {changedElsewhere && (
+        <p className="notice warning" role="status">
+          This flag was changed elsewhere while you were editing it.{' '}
+          <button
+            type="button"
+            onClick={() => {
+              setChangedElsewhere(false);
+              ok(api.GET('/v1/flags/{flagId}', { params: { path: { flagId: id } } })).then(show, () => undefined);
+            }}
+          >
+            Show the latest (discard my edits)
+          </button>
+        </p>
+      )}
       {flag.locked && (
         <p className="notice warning" role="note">
           <strong>Locked.</strong> {LOCKED_REASON}

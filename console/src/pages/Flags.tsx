@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import { api, ApiProblem, ok } from '../api/client';
+import { useOrganizationEvents } from '../api/events';
 import type { components } from '../../.generated/api';
 import { Layout } from '../components/Layout';
 import { preview } from '../lib/flag-values';
@@ -50,6 +51,10 @@ export function Flags() {
   useEffect(() => {
     void load();
   }, [load, session.organization?.id]);
+  // A flag changed by anyone (another person, a key, a schedule): read the page again.
+  useOrganizationEvents((event) => {
+    if (event.type === 'flags') void load();
+  });
 
   // The search box updates the address a moment after typing stops.
   useEffect(() => {

@@ -193,11 +193,10 @@ export class StorageRepository {
     return counted!.count;
   }
 
-  /** Deletes every matching row and returns their object keys. */
-  async deleteItems(db: Db, organizationId: string, filter: ItemFilter): Promise<string[]> {
+  /** Deletes every matching row and returns their ids and object keys. */
+  deleteItems(db: Db, organizationId: string, filter: ItemFilter): Promise<{ id: string; objectKey: string }[]> {
     const [where, parameters] = filterClause(organizationId, filter);
-    const rows = await db.rows<{ objectKey: string }>(`DELETE FROM storage_items WHERE ${where} RETURNING object_key AS "objectKey"`, parameters);
-    return rows.map((row) => row.objectKey);
+    return db.rows<{ id: string; objectKey: string }>(`DELETE FROM storage_items WHERE ${where} RETURNING id, object_key AS "objectKey"`, parameters);
   }
 
   /**

@@ -8,6 +8,7 @@ import { StorageErrorCode } from '../storage.errors';
 import { StorageAllocation } from './storage-allocation';
 import { StorageRepository } from './storage.repository';
 import { StorageService } from './storage.service';
+import type { OrganizationEvents } from '../../events/organization-events';
 
 describe('StorageService.statistics', () => {
   const organizationId = '0b7e4d1c-2f55-4c4e-9d1a-6f0c2a3b4c5d';
@@ -21,6 +22,7 @@ describe('StorageService.statistics', () => {
       {} as AppConfig,
       {} as StorageAllocation,
       systemClock,
+      {} as OrganizationEvents,
     );
 
   it('reports usage against the allocation', async () => {

@@ -1,3 +1,4 @@
+import { OrganizationEvents } from '../../events/organization-events';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { CLOCK, Clock } from '../../common/clock';
@@ -40,6 +41,7 @@ export class StorageService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly allocation: StorageAllocation,
     @Inject(CLOCK) private readonly clock: Clock,
+    private readonly events: OrganizationEvents,
   ) {}
 
   async createSignedUrl(organizationId: string, query: SignedUrlQueryDto): Promise<SignedUrlDto> {
@@ -120,6 +122,7 @@ export class StorageService {
   async deleteItem(organizationId: string, itemId: string): Promise<MessageDto> {
     const objectKey = await this.repository.deleteItem(this.sql, organizationId, itemId);
     if (objectKey === null) throw StorageErrors.itemNotFound(itemId);
+    this.events.announce(organizationId, { type: 'storage', ids: [itemId], change: 'deleted' });
     await this.deleteObjects([objectKey]);
     return { message: `Storage item ${itemId} deleted` };
   }
@@ -134,9 +137,10 @@ export class StorageService {
       const count = await this.repository.countItems(this.sql, organizationId, filter);
       return { message: `Dry run: ${count} item(s) would be purged; nothing was deleted`, purgedCount: count };
     }
-    const objectKeys = await this.repository.deleteItems(this.sql, organizationId, filter);
-    await this.deleteObjects(objectKeys);
-    return { message: `Purged ${objectKeys.length} item(s)`, purgedCount: objectKeys.length };
+    const deleted = await this.repository.deleteItems(this.sql, organizationId, filter);
+    this.events.announce(organizationId, { type: 'storage', ids: deleted.map((item) => item.id), change: 'purged' });
+    await this.deleteObjects(deleted.map((item) => item.objectKey));
+    return { message: `Purged ${deleted.length} item(s)`, purgedCount: deleted.length };
   }
 
   /** After the rows are gone: a failure here only delays the removal of bytes until the next sweep. */

@@ -1,3 +1,4 @@
+import { OrganizationEvents } from '../../events/organization-events';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import busboy from 'busboy';
 import { randomUUID } from 'node:crypto';
@@ -49,6 +50,7 @@ export class UploadService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly allocation: StorageAllocation,
     @Inject(CLOCK) private readonly clock: Clock,
+    private readonly events: OrganizationEvents,
     @Optional() private readonly metrics?: StorageMetrics,
   ) {}
 
@@ -118,6 +120,7 @@ export class UploadService {
       await this.discard(claimed.objectKey);
       throw StorageErrors.uploadTargetGone(mediaId);
     }
+    this.events.announce(organizationId, { type: 'storage', ids: [mediaId], change: 'uploaded' });
     return UploadedItemDto.fromUpload(completed, mediaUrl(this.config.urls.cdnUrl, organizationId, mediaId));
   }
 
@@ -162,6 +165,7 @@ export class UploadService {
           file.checksum,
         ),
       );
+      this.events.announce(organizationId, { type: 'storage', ids: [itemId], change: 'uploaded' });
       return UploadedItemDto.fromUpload(item, mediaUrl(this.config.urls.cdnUrl, organizationId, itemId));
     } catch (error) {
       // The key is fresh, so whatever is under it is this upload's (deleting nothing is not an error).

@@ -1,0 +1,142 @@
+import type { ServerResponse } from 'node:http';
+import { HttpStatus, Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { CLOCK, Clock, ClockTimer } from '../common/clock';
+import { DomainError } from '../common/domain-error';
+import { InvalidationBus } from '../invalidation/invalidation-bus';
+
+/**
+ * What changed in an organization, for the people watching it in the console (decisions.md, "Console"): notifications
+ * only; the console reads what changed through the API.
+ * - `flags`: after every committed flag change, whatever field changed, with the flags' ids (a deleted flag's too);
+ * - `storage`: after every completed upload, delete and purge, with the items' ids.
+ */
+export type OrganizationEvent = { type: 'flags'; flagIds: string[] } | { type: 'storage'; ids: string[]; change: 'uploaded' | 'deleted' | 'purged' };
+
+/** Ids per bus message: PostgreSQL's NOTIFY takes 8,000 bytes, and 100 UUIDs fit well inside. */
+const IDS_PER_MESSAGE = 100;
+/** Event streams one person may hold open on one instance (tabs, windows). */
+export const MAX_EVENT_STREAMS_PER_USER = 10;
+const HEARTBEAT_MS = 15_000;
+/** A stream ends after this with a reconnect hint, so connections spread over instances as they come and go. */
+const LIFETIME_MS = 10 * 60_000;
+const HEADERS = { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' };
+
+interface EventStream {
+  organizationId: string;
+  userId: string;
+  sessionId: string;
+  response: ServerResponse;
+  openedAt: number;
+  wroteAt: number;
+}
+
+interface BusEvent {
+  organizationId: string;
+  event: OrganizationEvent;
+}
+
+/**
+ * The organization event stream, GET /v1/events: every instance hears every event through the invalidation bus (its
+ * own included) and writes it to the streams it holds, so a change made anywhere reaches every console within the
+ * bus's delay. A stream closes when its session ends or its person's memberships change (the browser reconnects,
+ * and is authenticated again), after LIFETIME_MS, and at shutdown.
+ */
+@Injectable()
+export class OrganizationEvents implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger(OrganizationEvents.name);
+  private readonly streams = new Set<EventStream>();
+  private timer?: ClockTimer;
+
+  constructor(
+    private readonly bus: InvalidationBus,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  onModuleInit(): void {
+    this.bus.subscribe('event', (raw) => this.deliver(raw));
+    this.bus.subscribe('session', (sessionId) => this.close((stream) => stream.sessionId === sessionId));
+    this.bus.subscribe('user', (userId) => this.close((stream) => stream.userId === userId));
+    // Events lost while this instance was cut off cannot be told apart: the console reads everything again.
+    this.bus.onReset(() => this.close(() => true));
+    this.timer = this.clock.every(1_000, () => this.tick());
+  }
+
+  onApplicationShutdown(): void {
+    this.timer?.stop();
+    this.close(() => true);
+  }
+
+  /** Tells every instance's streams of the organization (after the change committed). */
+  announce(organizationId: string, event: OrganizationEvent): void {
+    const ids = event.type === 'flags' ? event.flagIds : event.ids;
+    if (ids.length === 0) return;
+    for (let at = 0; at < ids.length; at += IDS_PER_MESSAGE) {
+      const slice = ids.slice(at, at + IDS_PER_MESSAGE);
+      const chunk: OrganizationEvent = event.type === 'flags' ? { type: 'flags', flagIds: slice } : { ...event, ids: slice };
+      this.bus.publish('event', JSON.stringify({ organizationId, event: chunk } satisfies BusEvent));
+    }
+  }
+
+  /** Opens a stream for a signed-in member (the route has authenticated them). */
+  open(who: { organizationId: string; userId: string; sessionId: string }, response: ServerResponse): void {
+    const mine = [...this.streams].filter((stream) => stream.userId === who.userId).length;
+    if (mine >= MAX_EVENT_STREAMS_PER_USER) {
+      throw new DomainError(
+        HttpStatus.TOO_MANY_REQUESTS,
+        'TOO_MANY_STREAMS',
+        `At most ${MAX_EVENT_STREAMS_PER_USER} event streams per person are open at once; close another tab of the console`,
+      );
+    }
+    const now = this.clock.now();
+    const stream: EventStream = { ...who, response, openedAt: now, wroteAt: now };
+    response.writeHead(200, HEADERS);
+    // The reconnect delay, and a first line so that proxies and the browser see the stream open at once.
+    response.write('retry: 2000\n: connected\n\n');
+    this.streams.add(stream);
+    response.once('close', () => this.streams.delete(stream));
+  }
+
+  /** Open streams on this instance (for tests and metrics). */
+  get size(): number {
+    return this.streams.size;
+  }
+
+  private deliver(raw: string): void {
+    let message: BusEvent;
+    try {
+      message = JSON.parse(raw) as BusEvent;
+    } catch {
+      this.logger.warn('Ignoring a malformed organization event');
+      return;
+    }
+    const { type, ...data } = message.event;
+    const frame = `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
+    const now = this.clock.now();
+    for (const stream of this.streams) {
+      if (stream.organizationId !== message.organizationId) continue;
+      stream.response.write(frame);
+      stream.wroteAt = now;
+    }
+  }
+
+  private tick(): void {
+    const now = this.clock.now();
+    for (const stream of [...this.streams]) {
+      if (stream.openedAt <= now - LIFETIME_MS) {
+        this.end(stream, `retry: ${1_000 + Math.floor(Math.random() * 1_000)}\n\n`);
+      } else if (stream.wroteAt <= now - HEARTBEAT_MS) {
+        stream.response.write(': keep-alive\n\n');
+        stream.wroteAt = now;
+      }
+    }
+  }
+
+  private close(which: (stream: EventStream) => boolean): void {
+    for (const stream of [...this.streams]) if (which(stream)) this.end(stream);
+  }
+
+  private end(stream: EventStream, last?: string): void {
+    this.streams.delete(stream);
+    stream.response.end(last);
+  }
+}

@@ -297,6 +297,52 @@ describe('the console in Chromium', () => {
     expect(await q.getByLabel('Name').inputValue()).toBe('My own name');
   });
 
+  it("shows a flag's history naming who changed what, with a diff, and restores an earlier version", async () => {
+    const flag = await createFlag(t, org.key, { key: 'loot-table', type: 'json', value: { tiers: [1, 2], rare: 0.1 } });
+    await api(t, org.key)
+      .patch(`/flags/${flag.id}`)
+      .send({ type: 'json', value: { tiers: [1, 5], rare: 0.1 } })
+      .expect(200);
+    const { p, user } = await signedIn('editor', { path: `/console/flags/${flag.id}` });
+    const history = p.getByRole('region', { name: 'History' });
+    await history.getByRole('listitem').first().waitFor();
+    // The key's change: the key named, the one item of the value that changed.
+    const latest = history.getByRole('listitem').first();
+    await latest.getByText(/key “key-flags_read-flags_write-storage_read-storage_write” changed the value/).waitFor();
+    await latest.getByRole('rowheader', { name: 'value.tiers[1]' }).waitFor();
+    expect(await latest.getByRole('row').filter({ hasText: 'value.tiers[1]' }).textContent()).toBe('value.tiers[1]25');
+
+    // Back to the state after creation, as this person: the form and the history follow.
+    await history
+      .getByRole('listitem')
+      .last()
+      .getByRole('button', { name: /^Restore this version \(after the change of / })
+      .click();
+    await history.getByText(`${user.name} changed the value`).waitFor();
+    expect(await flagNamed('loot-table')).toMatchObject({ value: { tiers: [1, 2], rare: 0.1 } });
+    await p.waitForFunction(() => ((globalThis as any).document.querySelector('textarea.code') as any)?.value.includes('"rare"'));
+    expect(JSON.parse(await p.getByLabel('Value', { exact: true }).inputValue())).toEqual({ tiers: [1, 2], rare: 0.1 });
+  });
+
+  it('schedules a change for a date and time, lists it, and cancels it', async () => {
+    const flag = await createFlag(t, org.key, { key: 'xp-rate', type: 'number', value: 1 });
+    const { p } = await signedIn('editor', { path: `/console/flags/${flag.id}` });
+    const section = p.getByRole('region', { name: 'Scheduled changes' });
+    await section.getByText('Nothing scheduled.').waitFor();
+    const friday = new Date(Date.now() + 3 * 86_400_000);
+    friday.setSeconds(0, 0);
+    const local = new Date(friday.getTime() - friday.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+    await section.getByLabel('Apply at').fill(local);
+    await section.getByLabel('New value').fill('2');
+    await section.getByRole('button', { name: 'Schedule the change' }).click();
+    await section.getByText(/value → 2/).waitFor();
+    const [schedule] = (await api(t, org.key).get(`/flags/${flag.id}/schedules`).expect(200)).body.results;
+    expect(schedule).toMatchObject({ state: 'pending', at: friday.toISOString(), change: { type: 'number', value: 2 } });
+    await section.getByRole('button', { name: /^Cancel the change of/ }).click();
+    await section.getByText('Nothing scheduled.').waitFor();
+    expect((await api(t, org.key).get(`/flags/${flag.id}/schedules`).expect(200)).body.results).toEqual([]);
+  });
+
   it('lets a viewer read everything and change nothing', async () => {
     const flag = await createFlag(t, org.key, { key: 'double-xp', type: 'boolean', value: true });
     const { p } = await signedIn('viewer');

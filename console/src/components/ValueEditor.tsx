@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'react';
+import { same } from '../lib/diff';
 import { type FlagType, MAX_VALUE_BYTES, MAX_VALUE_DEPTH, parseJsonValue, parseNumberValue, valueProblem } from '../lib/flag-values';
 
 /**
@@ -21,7 +22,11 @@ export function ValueEditor({
   onChange: (next: { value: unknown; problem: string | null }) => void;
 }) {
   const [text, setText] = useState(() => textOf(type, value));
-  useEffect(() => setText(textOf(type, value)), [type]);
+  // A value set from outside (a restore, a change by someone else) replaces the text; the person's own typing, which
+  // already says that value ("2.50" for 2.5), is left as typed.
+  useEffect(() => {
+    setText((current) => (represents(type, current, value) ? current : textOf(type, value)));
+  }, [type, value]);
 
   if (type === 'boolean') {
     const on = value === true;
@@ -79,6 +84,16 @@ export function ValueEditor({
 }
 
 export const JSON_HELP = `Any JSON: at most ${MAX_VALUE_BYTES / 1024} KB and ${MAX_VALUE_DEPTH} levels deep.`;
+
+function represents(type: FlagType, text: string, value: unknown): boolean {
+  if (type === 'string') return text === value;
+  if (type === 'number') return parseNumberValue(text).value === value;
+  if (type === 'json') {
+    const parsed = parseJsonValue(text);
+    return parsed.problem === null && same(parsed.value, value);
+  }
+  return true;
+}
 
 function textOf(type: FlagType, value: unknown): string {
   if (type === 'string') return typeof value === 'string' ? value : '';

@@ -4,7 +4,9 @@ import { useOrganizationEvents } from '../api/events';
 import type { components } from '../../.generated/api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { Field, FormError } from '../components/Field';
+import { History } from '../components/History';
 import { Layout } from '../components/Layout';
+import { Schedules } from '../components/Schedules';
 import { JSON_HELP, ValueEditor } from '../components/ValueEditor';
 import type { FlagType } from '../lib/flag-values';
 import { Link, navigate } from '../router';
@@ -183,6 +185,11 @@ export function FlagDetail({ id }: { id: string }) {
           </div>
         )}
       </form>
+      <Schedules key={`${flag.id}-${flag.updatedAt}`} flag={flag} canWrite={session.canWrite} />
+      <History
+        flagId={flag.id}
+        onRestored={() => void ok(api.GET('/v1/flags/{flagId}', { params: { path: { flagId: flag.id } } })).then(show, () => undefined)}
+      />
       <ConfirmDialog
         open={confirmDelete}
         title={`Delete flag ${flag.key}?`}

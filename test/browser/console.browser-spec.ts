@@ -343,6 +343,51 @@ describe('the console in Chromium', () => {
     expect((await api(t, org.key).get(`/flags/${flag.id}/schedules`).expect(200)).body.results).toEqual([]);
   });
 
+  it("edits a flag's rules (a region condition, a 10 % rollout) and previews the value a context gets", async () => {
+    const flag = await createFlag(t, org.key, { key: 'new-matchmaker', type: 'boolean', value: false });
+    const { p } = await signedIn('editor', { path: `/console/flags/${flag.id}` });
+    const rules = p.getByRole('region', { name: 'Targeting rules' });
+    await rules.getByText("No rules: everyone gets the flag's value.").waitFor();
+
+    // Rule 1: European servers.
+    await rules.getByRole('button', { name: 'Add a rule' }).click();
+    await rules.getByLabel('Rule 1 id').fill('europe');
+    const first = rules.getByRole('group', { name: 'Rule 1, condition 1' });
+    await first.getByLabel('Attribute').fill('region');
+    await first.getByLabel('Values (comma-separated)').fill('eu-west, eu-central');
+    expect(await rules.getByRole('switch', { name: 'Rule 1 value' }).getAttribute('aria-checked')).toBe('true');
+    // Rule 2: a 10 % canary of the other servers, by serverId.
+    await rules.getByRole('button', { name: 'Add a rule' }).click();
+    await rules.getByLabel('Rule 2 id').fill('canary');
+    const second = rules.getByRole('group', { name: 'Rule 2, condition 1' });
+    await second.getByLabel('Attribute').fill('serverId');
+    await second.getByLabel('Operator').selectOption('percentage');
+    await second.getByLabel('From %').fill('0');
+    await second.getByLabel('To %').fill('10');
+    await rules.getByRole('button', { name: 'Save rules' }).click();
+    await rules.getByRole('status').filter({ hasText: 'Rules saved.' }).waitFor();
+    expect((await flagNamed('new-matchmaker')).rules).toEqual([
+      { id: 'europe', conditions: [{ attribute: 'region', operator: 'in', values: ['eu-west', 'eu-central'] }], value: true },
+      { id: 'canary', conditions: [{ attribute: 'serverId', operator: 'percentage', values: [0, 10] }], value: true },
+    ]);
+
+    // The preview: what a server gets, through the service's evaluator.
+    const preview = async (context: object) => {
+      await rules.getByLabel('Context (JSON)').fill(JSON.stringify(context));
+      await rules.getByRole('button', { name: 'Evaluate' }).click();
+      return (await rules.locator('.evaluation').textContent())!;
+    };
+    await expect(preview({ serverId: 'us-east-1', region: 'eu-west' })).resolves.toMatch(/Gets true \(rule europe, TARGETING_MATCH\)/);
+    // eu-west-27's bucket for new-matchmaker is 3.89 (in the first 10 %), eu-west-21's 17.88.
+    await expect(preview({ serverId: 'eu-west-27', region: 'us-east' })).resolves.toMatch(/Gets true \(rule canary, SPLIT\)/);
+    await expect(preview({ serverId: 'eu-west-21', region: 'us-east' })).resolves.toMatch(/Gets false \(no rule matched, DEFAULT\)/);
+
+    // A rule the service refuses: its message beside that rule's condition.
+    await second.getByLabel('To %').fill('101');
+    await rules.getByRole('button', { name: 'Save rules' }).click();
+    await second.getByRole('alert').filter({ hasText: 'values must be [from, to] with 0 <= from < to <= 100' }).waitFor();
+  });
+
   it('lets a viewer read everything and change nothing', async () => {
     const flag = await createFlag(t, org.key, { key: 'double-xp', type: 'boolean', value: true });
     const { p } = await signedIn('viewer');

@@ -6,6 +6,7 @@ import { ConfirmDialog } from '../components/ConfirmDialog';
 import { Field, FormError } from '../components/Field';
 import { History } from '../components/History';
 import { Layout } from '../components/Layout';
+import { RulesEditor } from '../components/RulesEditor';
 import { Schedules } from '../components/Schedules';
 import { JSON_HELP, ValueEditor } from '../components/ValueEditor';
 import type { FlagType } from '../lib/flag-values';
@@ -185,6 +186,7 @@ export function FlagDetail({ id }: { id: string }) {
           </div>
         )}
       </form>
+      <RulesEditor key={`rules-${flag.id}`} flag={flag} editable={editable && !flag.archived} onSaved={show} />
       <Schedules key={`${flag.id}-${flag.updatedAt}`} flag={flag} canWrite={session.canWrite} />
       <History
         flagId={flag.id}

@@ -1,0 +1,40 @@
+import { draftOf, ruleIndexOf, ruleOf } from './rules';
+
+describe("the console's rule drafts", () => {
+  const rule = {
+    id: 'eu-canary',
+    conditions: [
+      { attribute: 'region', operator: 'in' as const, values: ['eu-west', 'eu-central'] },
+      { attribute: 'serverId', operator: 'percentage' as const, values: [0, 10] },
+      { attribute: 'build', operator: 'semverGte' as const, values: ['1.4'] },
+      { attribute: 'level', operator: 'gte' as const, values: [10] },
+    ],
+    value: true,
+  };
+
+  it('round-trips a rule through the form', () => {
+    expect(ruleOf(draftOf(rule))).toEqual(rule);
+  });
+
+  it('reads what a person types: lists split on commas, numbers as numbers, spaces trimmed', () => {
+    const draft = draftOf(rule);
+    draft.conditions[0].text = ' eu-west ,, eu-north ';
+    draft.conditions[1].from = '10';
+    draft.conditions[1].to = ' 50 ';
+    draft.conditions[3].text = '2.5';
+    expect(ruleOf(draft).conditions.map((condition) => condition.values)).toEqual([['eu-west', 'eu-north'], [10, 50], ['1.4'], [2.5]]);
+  });
+
+  it('leaves text that is not a number as text, for the service to refuse by name', () => {
+    const draft = draftOf(rule);
+    draft.conditions[3].text = 'ten';
+    expect(ruleOf(draft).conditions[3].values).toEqual(['ten']);
+  });
+
+  it('finds the rule and condition an API message is about', () => {
+    expect(ruleIndexOf('rules[1].conditions[0].values must hold exactly one number for gte')).toEqual({ rule: 1, condition: 0 });
+    expect(ruleIndexOf('rules[2].id must be 1-64 characters')).toEqual({ rule: 2, condition: undefined });
+    expect(ruleIndexOf('property rules[0].weight should not exist')).toEqual({ rule: 0, condition: undefined });
+    expect(ruleIndexOf('rules must hold at most 20 rules')).toBeNull();
+  });
+});

@@ -1,6 +1,8 @@
 import { useEffect } from 'react';
 import { FlagDetail } from './pages/FlagDetail';
 import { Flags } from './pages/Flags';
+import { Invitation } from './pages/Invitation';
+import { Organization } from './pages/Organization';
 import { NewFlag } from './pages/NewFlag';
 import { SignIn } from './pages/SignIn';
 import { navigate, routeOf, useLocation } from './router';
@@ -14,7 +16,15 @@ export function App() {
   );
 }
 
-const TITLES: Record<string, string> = { flags: 'Flags', 'new-flag': 'New flag', flag: 'Flag', 'sign-in': 'Sign in', 'not-found': 'Not found' };
+const TITLES: Record<string, string> = {
+  flags: 'Flags',
+  'new-flag': 'New flag',
+  flag: 'Flag',
+  'sign-in': 'Sign in',
+  organization: 'Organization',
+  invitation: 'Invitation',
+  'not-found': 'Not found',
+};
 
 function Pages() {
   const session = useSession();
@@ -27,12 +37,13 @@ function Pages() {
 
   // Someone not signed in goes to sign-in, and comes back here afterwards.
   useEffect(() => {
-    if (session === null && route.name !== 'sign-in') {
+    if (session === null && route.name !== 'sign-in' && route.name !== 'invitation') {
       navigate(`/sign-in?returnTo=${encodeURIComponent(`${pathname}${location.search}`)}`, { replace: true });
     }
   }, [session, route.name, pathname]);
 
   if (session === undefined) return <p className="loading">Loading…</p>;
+  if (route.name === 'invitation') return <Invitation token={route.token} />;
   if (route.name === 'sign-in' || session === null) return <SignIn key={search.toString()} />;
   if (!session.organization) {
     return (
@@ -52,6 +63,8 @@ function Pages() {
       return <NewFlag />;
     case 'flag':
       return <FlagDetail key={route.id} id={route.id} />;
+    case 'organization':
+      return <Organization />;
     default:
       return (
         <main id="main">

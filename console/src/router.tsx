@@ -3,13 +3,22 @@ import { type AnchorHTMLAttributes, type MouseEvent, useEffect, useState } from 
 /** The console's routes, under /console: history API navigation without a page load. */
 export const BASE = '/console';
 
-export type Route = { name: 'flags' } | { name: 'new-flag' } | { name: 'flag'; id: string } | { name: 'sign-in' } | { name: 'not-found' };
+export type Route =
+  | { name: 'flags' }
+  | { name: 'new-flag' }
+  | { name: 'flag'; id: string }
+  | { name: 'sign-in' }
+  | { name: 'organization' }
+  | { name: 'invitation'; token: string }
+  | { name: 'not-found' };
 
 export function routeOf(pathname: string): Route {
   const path = pathname.startsWith(BASE) ? pathname.slice(BASE.length) : pathname;
   const parts = path.split('/').filter(Boolean);
   if (parts.length === 0 || (parts.length === 1 && parts[0] === 'flags')) return { name: 'flags' };
   if (parts.length === 1 && parts[0] === 'sign-in') return { name: 'sign-in' };
+  if (parts.length === 1 && parts[0] === 'organization') return { name: 'organization' };
+  if (parts.length === 2 && parts[0] === 'invitations') return { name: 'invitation', token: decodeURIComponent(parts[1]) };
   if (parts.length === 2 && parts[0] === 'flags' && parts[1] === 'new') return { name: 'new-flag' };
   if (parts.length === 2 && parts[0] === 'flags') return { name: 'flag', id: decodeURIComponent(parts[1]) };
   return { name: 'not-found' };

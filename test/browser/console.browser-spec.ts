@@ -5,6 +5,7 @@ import { CONSOLE_DIR } from '../../src/console/console-assets';
 import { api, createFlag } from '../factories/flags.factory';
 import { admin, createOrganization, subscribe, TestOrganization } from '../factories/organizations.factory';
 import { addMember, asSession, createUser, PASSWORD, Role, signIn as signInThroughApi } from '../factories/people.factory';
+import { eventually } from '../support/eventually';
 import { createTestApp, TestApp } from '../support/test-app';
 import { closeEach, launchChromium } from './support/chromium';
 import { ConsolePage, Theme } from './support/console-page';
@@ -388,6 +389,65 @@ describe('the console in Chromium', () => {
     await second.getByRole('alert').filter({ hasText: 'values must be [from, to] with 0 <= from < to <= 100' }).waitFor();
   });
 
+  it('lets an admin invite someone who joins through the link, change roles, remove a member, and issue and revoke keys', async () => {
+    const { p } = await signedIn('admin');
+    await p.getByRole('link', { name: 'People and keys' }).click();
+    const invitations = p.getByRole('region', { name: 'Invitations' });
+    await invitations.getByLabel('Email to invite').fill('sam@acme.example');
+    await invitations.getByLabel('Their role').selectOption('viewer');
+    await invitations.getByRole('button', { name: 'Invite' }).click();
+    const link = (await invitations.locator('code.link').textContent())!;
+    expect(link).toMatch(new RegExp(`^${t.config.urls.publicUrl}/console/invitations/[\\w-]+$`));
+    await invitations.getByText(/sam@acme\.example as viewer/).waitFor();
+
+    // Sam opens the link in a browser of their own, chooses a name and password, and is in.
+    const sam = await ConsolePage.open(browser, t.config.urls.publicUrl, { path: new URL(link).pathname });
+    opened.push(sam);
+    await sam.page.getByRole('heading', { name: 'Join the studio on Flagstore' }).waitFor();
+    await sam.page.getByLabel('Your name').fill('Sam Rivera');
+    await sam.page.getByLabel('Choose a password').fill('short');
+    await sam.page.getByRole('button', { name: 'Accept the invitation' }).click();
+    await sam.page
+      .getByRole('alert')
+      .filter({ hasText: /password/ })
+      .waitFor();
+    await sam.page.getByLabel('Choose a password').fill('a long enough passphrase');
+    await sam.page.getByRole('button', { name: 'Accept the invitation' }).click();
+    await sam.page.getByRole('heading', { name: 'Flags' }).waitFor();
+    await sam.page.getByText('viewer', { exact: true }).waitFor();
+
+    // The admin sees Sam, makes them an editor, then removes them.
+    await p.reload();
+    const members = p.getByRole('region', { name: 'Members' });
+    await members.getByRole('cell', { name: 'Sam Rivera', exact: true }).waitFor();
+    await members.getByLabel('Role of Sam Rivera').selectOption('editor');
+    const samsRoles = async () =>
+      (
+        await t.db.query(`SELECT role FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.email = 'sam@acme.example' AND m.left_at IS NULL`)
+      ).rows.map((row) => row.role);
+    await eventually(async () => (await samsRoles()).join() === 'editor', { what: "Sam's role change" });
+    await members.getByRole('button', { name: 'Remove Sam Rivera' }).click();
+    await p.getByRole('dialog', { name: 'Remove Sam Rivera?' }).getByRole('button', { name: 'Remove Sam Rivera' }).click();
+    await members.getByRole('cell', { name: 'Sam Rivera', exact: true }).waitFor({ state: 'detached' });
+    expect(await samsRoles()).toEqual([]);
+
+    // A key for the game servers: shown once, then revoked.
+    const keys = p.getByRole('region', { name: 'API keys' });
+    await keys.getByLabel('New key name').fill('game-servers-eu');
+    await keys.getByRole('button', { name: 'Issue the key' }).click();
+    const key = (await keys.locator('code.link').textContent())!;
+    expect(key).toMatch(/^fsk_[\w-]{43}$/);
+    await api(t, key).get('/flags/config').expect(200);
+    await keys.getByRole('button', { name: 'Revoke game-servers-eu' }).click();
+    await p.getByRole('dialog', { name: 'Revoke game-servers-eu?' }).getByRole('button', { name: 'Revoke game-servers-eu' }).click();
+    await keys
+      .getByRole('row')
+      .filter({ hasText: 'game-servers-eu' })
+      .getByText(/^revoked/)
+      .waitFor();
+    await api(t, key).get('/flags/config').expect(401);
+  });
+
   it('lets a viewer read everything and change nothing', async () => {
     const flag = await createFlag(t, org.key, { key: 'double-xp', type: 'boolean', value: true });
     const { p } = await signedIn('viewer');
@@ -398,6 +458,10 @@ describe('the console in Chromium', () => {
     await p.getByText('Your role (viewer) may read flags but not change them.').waitFor();
     expect(await p.getByLabel('Name').isDisabled()).toBe(true);
     expect(await p.getByRole('button', { name: 'Delete' }).count()).toBe(0);
+    await p.getByRole('link', { name: 'People and keys' }).click();
+    await p.getByRole('region', { name: 'Members' }).waitFor();
+    expect(await p.getByRole('region', { name: 'Invitations' }).count()).toBe(0);
+    expect(await p.getByRole('button', { name: 'Issue the key' }).count()).toBe(0);
     // Even a request the page did not offer is refused by the service.
     expect(await flagNamed('double-xp')).toMatchObject({ id: flag.id, value: true });
   });
@@ -429,7 +493,16 @@ describe('the console in Chromium', () => {
       await p.getByRole('button', { name: 'Delete' }).click();
       await p.getByRole('dialog').waitFor();
       await check('flag-delete');
+      await p.keyboard.press('Escape');
+      await p.getByRole('link', { name: 'People and keys' }).click();
+      await p.getByRole('region', { name: 'API keys' }).waitFor();
+      await check('organization');
+      const invitation = await ConsolePage.open(browser, t.config.urls.publicUrl, { theme, path: '/console/invitations/some-token' });
+      opened.push(invitation);
+      await invitation.page.getByRole('heading', { name: 'Join the studio on Flagstore' }).waitFor();
+      expect(await invitation.accessibilityViolations()).toEqual([]);
+      shots.push(await invitation.screenshot('invitation', theme));
     }
-    expect(shots).toHaveLength(10);
+    expect(shots).toHaveLength(14);
   });
 });

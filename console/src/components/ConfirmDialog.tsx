@@ -1,4 +1,4 @@
-import { type ReactNode, useEffect, useRef } from 'react';
+import { type ReactNode, useEffect, useId, useRef } from 'react';
 
 /** A modal question (the browser's <dialog>: focus moves into it, Escape cancels). */
 export function ConfirmDialog({
@@ -17,6 +17,7 @@ export function ConfirmDialog({
   onCancel: () => void;
 }) {
   const dialog = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
   useEffect(() => {
     const element = dialog.current;
     if (!element) return;
@@ -24,8 +25,8 @@ export function ConfirmDialog({
     if (!open && element.open) element.close();
   }, [open]);
   return (
-    <dialog ref={dialog} aria-labelledby="confirm-title" onCancel={onCancel} onClose={() => open && onCancel()}>
-      <h2 id="confirm-title">{title}</h2>
+    <dialog ref={dialog} aria-labelledby={titleId} onCancel={onCancel} onClose={() => open && onCancel()}>
+      <h2 id={titleId}>{title}</h2>
       {children}
       <div className="actions">
         <button type="button" className="danger" onClick={onConfirm}>

@@ -16,6 +16,7 @@ export function Layout({ title, children }: { title: string; children: ReactNode
         </Link>
         <nav aria-label="Main">
           <Link to="/flags">Flags</Link>
+          <Link to="/organization">People and keys</Link>
         </nav>
         <div className="who">
           {session.organizations.length > 1 ? (

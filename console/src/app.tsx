@@ -1,8 +1,12 @@
 import { useEffect } from 'react';
 import { FlagDetail } from './pages/FlagDetail';
+import { AuditLog } from './pages/AuditLog';
 import { Flags } from './pages/Flags';
 import { Invitation } from './pages/Invitation';
 import { Organization } from './pages/Organization';
+import { Promote } from './pages/Promote';
+import { ServedConfig } from './pages/ServedConfig';
+import { Storage } from './pages/Storage';
 import { NewFlag } from './pages/NewFlag';
 import { SignIn } from './pages/SignIn';
 import { navigate, routeOf, useLocation } from './router';
@@ -22,6 +26,10 @@ const TITLES: Record<string, string> = {
   flag: 'Flag',
   'sign-in': 'Sign in',
   organization: 'Organization',
+  audit: 'Audit log',
+  storage: 'Storage',
+  promote: 'Promote flags',
+  served: 'What servers receive',
   invitation: 'Invitation',
   'not-found': 'Not found',
 };
@@ -65,6 +73,14 @@ function Pages() {
       return <FlagDetail key={route.id} id={route.id} />;
     case 'organization':
       return <Organization />;
+    case 'audit':
+      return <AuditLog />;
+    case 'storage':
+      return <Storage />;
+    case 'promote':
+      return <Promote />;
+    case 'served':
+      return <ServedConfig />;
     default:
       return (
         <main id="main">

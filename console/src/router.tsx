@@ -9,6 +9,10 @@ export type Route =
   | { name: 'flag'; id: string }
   | { name: 'sign-in' }
   | { name: 'organization' }
+  | { name: 'audit' }
+  | { name: 'storage' }
+  | { name: 'promote' }
+  | { name: 'served' }
   | { name: 'invitation'; token: string }
   | { name: 'not-found' };
 
@@ -18,6 +22,10 @@ export function routeOf(pathname: string): Route {
   if (parts.length === 0 || (parts.length === 1 && parts[0] === 'flags')) return { name: 'flags' };
   if (parts.length === 1 && parts[0] === 'sign-in') return { name: 'sign-in' };
   if (parts.length === 1 && parts[0] === 'organization') return { name: 'organization' };
+  if (parts.length === 1 && parts[0] === 'audit') return { name: 'audit' };
+  if (parts.length === 1 && parts[0] === 'storage') return { name: 'storage' };
+  if (parts.length === 1 && parts[0] === 'promote') return { name: 'promote' };
+  if (parts.length === 1 && parts[0] === 'served') return { name: 'served' };
   if (parts.length === 2 && parts[0] === 'invitations') return { name: 'invitation', token: decodeURIComponent(parts[1]) };
   if (parts.length === 2 && parts[0] === 'flags' && parts[1] === 'new') return { name: 'new-flag' };
   if (parts.length === 2 && parts[0] === 'flags') return { name: 'flag', id: decodeURIComponent(parts[1]) };

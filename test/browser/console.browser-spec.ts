@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { CONSOLE_DIR } from '../../src/console/console-assets';
@@ -9,6 +9,7 @@ import { eventually } from '../support/eventually';
 import { createTestApp, TestApp } from '../support/test-app';
 import { closeEach, launchChromium } from './support/chromium';
 import { ConsolePage, Theme } from './support/console-page';
+import { solidPng } from './support/png';
 
 /**
  * The console (decisions.md, "Console"), end to end in Debian's Chromium against the real service and database: the
@@ -190,7 +191,7 @@ describe('the console in Chromium', () => {
     await p.getByRole('heading', { name: 'motd' }).waitFor();
     await p.getByLabel('Name').fill('Message of the day');
     await p.getByLabel('Description').fill('Shown in the lobby');
-    await p.getByLabel('Value').fill('Welcome back');
+    await p.getByLabel('Value', { exact: true }).fill('Welcome back');
     await p.getByLabel('Runtime').selectOption('server');
     await p.getByRole('button', { name: 'Save changes' }).click();
     await p.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
@@ -448,6 +449,101 @@ describe('the console in Chromium', () => {
     await api(t, key).get('/flags/config').expect(401);
   });
 
+  it('filters and exports the audit log', async () => {
+    const flag = await createFlag(t, org.key, { key: 'xp-rate', type: 'number', value: 1 });
+    await createFlag(t, org.key, { key: 'motd', type: 'string', value: 'Hi' });
+    await api(t, org.key).patch(`/flags/${flag.id}`).send({ type: 'number', value: 2 }).expect(200);
+    const { p } = await signedIn('viewer', { path: '/console/audit' });
+    await p.getByText('3 changes').waitFor();
+    await p.getByLabel('Action').selectOption('flag.value.set');
+    await p.getByRole('button', { name: 'Apply filters' }).click();
+    await p.getByText('1 change', { exact: true }).waitFor();
+    await p.getByRole('cell', { name: 'value: 1 → 2' }).waitFor();
+    const [download] = await Promise.all([p.waitForEvent('download'), p.getByRole('button', { name: 'Export as CSV' }).click()]);
+    expect(download.suggestedFilename()).toBe('flag-audit.csv');
+    const csv = readFileSync((await download.path())!, 'utf8')
+      .trim()
+      .split('\r\n');
+    expect(csv[0]).toBe('id,createdAt,action,actorType,actorId,flagId,flagKey,before,after');
+    expect(csv).toHaveLength(2);
+    expect(csv[1]).toContain(',flag.value.set,apiKey,');
+  });
+
+  it('shows storage usage by kind, uploads with a progress bar, shows the gallery, deletes, and purges after a dry run', async () => {
+    const { p } = await signedIn('editor', { path: '/console/storage' });
+    await p.getByRole('img', { name: /Storage used by kind/ }).waitFor();
+    const upload = p.getByRole('region', { name: 'Upload a file' });
+    await upload.getByLabel('File').setInputFiles({ name: 'red.png', mimeType: 'image/png', buffer: solidPng([200, 30, 30], 64, 48) });
+    await upload.getByRole('button', { name: 'Upload' }).click();
+    await upload.getByRole('status').filter({ hasText: 'red.png uploaded.' }).waitFor();
+    expect(await upload.getByRole('progressbar', { name: 'Upload progress' }).getAttribute('value')).toBe('1');
+    const files = p.getByRole('region', { name: 'Files' });
+    const image = files.getByRole('img');
+    await image.waitFor();
+    await p.waitForFunction(() => ((globalThis as any).document.querySelector('.gallery img') as any)?.naturalWidth === 64);
+    await p
+      .getByRole('region', { name: 'Usage' })
+      .getByRole('row', { name: /image 1/ })
+      .waitFor();
+
+    await upload.getByLabel('File').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('patch notes') });
+    await upload.getByRole('button', { name: 'Upload' }).click();
+    await upload.getByRole('status').filter({ hasText: 'notes.txt uploaded.' }).waitFor();
+    await files.getByLabel('Kind').selectOption('document');
+    await files.getByText(/document, 11 B/).waitFor();
+    await files.getByRole('button', { name: /^Delete file/ }).click();
+    await p.getByRole('dialog', { name: 'Delete this file?' }).getByRole('button', { name: 'Delete the file' }).click();
+    await files.getByText('No files of kind document.').waitFor();
+
+    const purge = p.getByRole('region', { name: 'Purge' });
+    await purge.getByRole('button', { name: 'Count what would be purged' }).click();
+    const dialog = p.getByRole('dialog', { name: 'Purge 1 file?' });
+    await dialog.getByText('The dry run found 1 file.').waitFor();
+    const stored = (await api(t, org.key).get('/storage/items').expect(200)).body.total;
+    expect(stored).toBe(1); // the dry run deleted nothing
+    await dialog.getByRole('button', { name: 'Purge 1 file' }).click();
+    await purge.getByRole('status').filter({ hasText: 'Purged 1 item(s)' }).waitFor();
+    expect((await api(t, org.key).get('/storage/items').expect(200)).body.total).toBe(0);
+  });
+
+  it('promotes flags from one organization to another through the dry run report', async () => {
+    const production = await createOrganization(t, 'Acme Games (production)');
+    await createFlag(t, org.key, { key: 'gems-price', type: 'number', value: 12 });
+    await createFlag(t, org.key, { key: 'motd', type: 'string', value: 'Hi' });
+    await createFlag(t, production.key, { key: 'motd', type: 'string', value: 'Hi' });
+    const { user, p } = await signedIn('editor', { path: '/console/promote' });
+    await addMember(t, production.id, user.id, 'editor');
+    await p.reload();
+    await p.getByRole('heading', { name: 'Promote flags' }).waitFor();
+    await p
+      .getByRole('row', { name: /gems-price/ })
+      .getByText('new in Acme Games (production)')
+      .waitFor();
+    expect(await p.getByRole('checkbox', { name: 'Promote motd' }).isDisabled()).toBe(true); // the same in both
+    await p.getByRole('checkbox', { name: 'Promote gems-price' }).check();
+    expect(await p.getByRole('button', { name: 'Promote 1 flag' }).isDisabled()).toBe(true); // the dry run comes first
+    await p.getByRole('button', { name: 'Preview the promotion (dry run)' }).click();
+    const report = p.getByRole('region', { name: 'What the promotion would do' });
+    await report.getByText('Created: gems-price').waitFor();
+    expect((await api(t, production.key).get('/flags/export').expect(200)).body.flags.map((flag: { key: string }) => flag.key)).toEqual(['motd']);
+    await p.getByRole('button', { name: 'Promote 1 flag' }).click();
+    await p.getByRole('region', { name: 'Promoted' }).getByText('Created: gems-price').waitFor();
+    expect((await api(t, production.key).get('/flags/export').expect(200)).body.flags).toEqual(
+      expect.arrayContaining([expect.objectContaining({ key: 'gems-price', value: 12 })]),
+    );
+  });
+
+  it('shows what game servers receive, with its ETag, and what may be relayed to players', async () => {
+    await createFlag(t, org.key, { key: 'double-xp', type: 'boolean', value: true });
+    await createFlag(t, org.key, { key: 'anti-cheat', type: 'number', value: 3, runtime: 'server' });
+    const { p } = await signedIn('viewer', { path: '/console/served' });
+    const etag = (await api(t, org.key).get('/flags/config').expect(200)).headers.etag;
+    await p.getByText(etag).waitFor();
+    const shared = JSON.parse((await p.getByLabel('Shared flags as JSON').textContent())!);
+    expect(shared).toEqual({ 'double-xp': true });
+    expect(JSON.parse((await p.getByLabel('Payload as JSON').textContent())!).flags).toHaveLength(2);
+  });
+
   it('lets a viewer read everything and change nothing', async () => {
     const flag = await createFlag(t, org.key, { key: 'double-xp', type: 'boolean', value: true });
     const { p } = await signedIn('viewer');
@@ -470,6 +566,9 @@ describe('the console in Chromium', () => {
     const flag = await createFlag(t, org.key, { key: 'loot-table', type: 'json', value: { rare: [1, 2] } });
     await createFlag(t, org.key, { key: 'double-xp', type: 'boolean', value: true });
     const user = await member('admin');
+    // A second organization, so that the promotion page has a target.
+    const production = await createOrganization(t, 'Acme Games (production)');
+    await addMember(t, production.id, user.id, 'editor');
     const shots: string[] = [];
     for (const theme of ['light', 'dark'] as const) {
       const page = await ConsolePage.open(browser, t.config.urls.publicUrl, { theme });
@@ -497,12 +596,23 @@ describe('the console in Chromium', () => {
       await p.getByRole('link', { name: 'People and keys' }).click();
       await p.getByRole('region', { name: 'API keys' }).waitFor();
       await check('organization');
+      for (const [link, name, ready] of [
+        ['Audit log', 'audit', 'Apply filters'],
+        ['Storage', 'storage', 'Count what would be purged'],
+        ['Promote', 'promote', 'Preview the promotion (dry run)'],
+        ['Served', 'served', null],
+      ] as const) {
+        await p.getByRole('link', { name: link, exact: true }).click();
+        if (ready) await p.getByRole('button', { name: ready }).waitFor();
+        else await p.getByRole('region', { name: 'What may be relayed to players' }).waitFor();
+        await check(name);
+      }
       const invitation = await ConsolePage.open(browser, t.config.urls.publicUrl, { theme, path: '/console/invitations/some-token' });
       opened.push(invitation);
       await invitation.page.getByRole('heading', { name: 'Join the studio on Flagstore' }).waitFor();
       expect(await invitation.accessibilityViolations()).toEqual([]);
       shots.push(await invitation.screenshot('invitation', theme));
     }
-    expect(shots).toHaveLength(14);
+    expect(shots).toHaveLength(22);
   });
 });

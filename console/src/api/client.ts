@@ -52,7 +52,8 @@ const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 const session: Middleware = {
   onRequest({ request }) {
-    if (credentials.organizationId) request.headers.set('X-Organization-Id', credentials.organizationId);
+    // A call may name another of the person's organizations itself (the promotion page reads two at once).
+    if (credentials.organizationId && !request.headers.has('X-Organization-Id')) request.headers.set('X-Organization-Id', credentials.organizationId);
     if (credentials.csrfToken && UNSAFE.has(request.method)) request.headers.set('X-CSRF-Token', credentials.csrfToken);
     return request;
   },

@@ -16,6 +16,10 @@ export function Layout({ title, children }: { title: string; children: ReactNode
         </Link>
         <nav aria-label="Main">
           <Link to="/flags">Flags</Link>
+          <Link to="/served">Served</Link>
+          <Link to="/audit">Audit log</Link>
+          <Link to="/storage">Storage</Link>
+          <Link to="/promote">Promote</Link>
           <Link to="/organization">People and keys</Link>
         </nav>
         <div className="who">

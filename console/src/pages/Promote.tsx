@@ -1,0 +1,177 @@
+import { useEffect, useMemo, useState } from 'react';
+import { api, ApiProblem, ok } from '../api/client';
+import type { components } from '../../.generated/api';
+import { Layout } from '../components/Layout';
+import { same } from '../lib/diff';
+import { preview } from '../lib/flag-values';
+import { useSignedIn } from '../session';
+
+type Exported = components['schemas']['ExportedFlagDto'];
+type Report = components['schemas']['ImportReportDto'];
+
+const inOrganization = (organizationId: string) => ({ headers: { 'X-Organization-Id': organizationId } });
+
+/** What the target holds of a flag compared with the source: new there, different, or the same. */
+function stateOf(source: Exported, target: Exported | undefined): 'new' | 'different' | 'same' {
+  if (!target) return 'new';
+  const { key: _a, ...left } = source;
+  const { key: _b, ...right } = target;
+  return same({ ...left, description: left.description ?? null }, { ...right, description: right.description ?? null }) ? 'same' : 'different';
+}
+
+/**
+ * Environments: the flags of this organization (staging, say) beside another of the person's organizations
+ * (production), and the selected ones promoted through a dry run's report first, then the import.
+ */
+export function Promote() {
+  const session = useSignedIn();
+  const source = session.organization!;
+  const targets = session.organizations.filter((org) => org.id !== source.id && (org.role === 'editor' || org.role === 'admin'));
+  const [targetId, setTargetId] = useState(targets[0]?.id ?? '');
+  const [sourceFlags, setSourceFlags] = useState<Exported[]>([]);
+  const [targetFlags, setTargetFlags] = useState<Map<string, Exported>>(new Map());
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [report, setReport] = useState<{ report: Report; dryRun: boolean } | null>(null);
+  const [problem, setProblem] = useState<string | null>(null);
+
+  const load = async () => {
+    if (!targetId) return;
+    try {
+      const [from, to] = await Promise.all([
+        ok(api.GET('/v1/flags/export', inOrganization(source.id))),
+        ok(api.GET('/v1/flags/export', inOrganization(targetId))),
+      ]);
+      setSourceFlags(from.flags);
+      setTargetFlags(new Map(to.flags.map((flag) => [flag.key, flag])));
+      setSelected(new Set());
+      setReport(null);
+    } catch (error) {
+      setProblem((error as ApiProblem).explain());
+    }
+  };
+  useEffect(() => {
+    void load();
+    // load reads only these two.
+  }, [targetId, source.id]);
+
+  const rows = useMemo(
+    () => sourceFlags.map((flag) => ({ flag, target: targetFlags.get(flag.key), state: stateOf(flag, targetFlags.get(flag.key)) })),
+    [sourceFlags, targetFlags],
+  );
+
+  const run = async (dryRun: boolean) => {
+    setProblem(null);
+    const body = { flags: sourceFlags.filter((flag) => selected.has(flag.key)), dryRun } as never;
+    const { data, error, response } = await api.POST('/v1/flags/import', { body, ...inOrganization(targetId) });
+    if (response.ok && data) {
+      setReport({ report: data, dryRun });
+      if (!dryRun) await load().then(() => setReport({ report: data, dryRun }));
+    } else if (response.status === 409 && error && typeof error === 'object' && 'refused' in error) {
+      setReport({ report: error as unknown as Report, dryRun });
+      setProblem('The target refuses some flags (see below): nothing was imported.');
+    } else {
+      setProblem((error as { message?: string } | undefined)?.message ?? `The import was refused (${response.status}).`);
+    }
+  };
+
+  if (targets.length === 0) {
+    return (
+      <Layout title="Promote flags">
+        <p>To promote flags you need another organization (production, say) where you are an editor or admin.</p>
+      </Layout>
+    );
+  }
+  const target = targets.find((org) => org.id === targetId);
+  return (
+    <Layout title="Promote flags">
+      <p>
+        From <strong>{source.name}</strong> to{' '}
+        <label>
+          <span className="visually-hidden">Target organization</span>
+          <select value={targetId} onChange={(event) => setTargetId(event.target.value)}>
+            {targets.map((org) => (
+              <option key={org.id} value={org.id}>
+                {org.name}
+              </option>
+            ))}
+          </select>
+        </label>
+      </p>
+      {problem && (
+        <p className="error" role="alert">
+          {problem}
+        </p>
+      )}
+      <table className="flags">
+        <caption className="visually-hidden">
+          Flags of {source.name} beside {target?.name}
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Promote</th>
+            <th scope="col">Key</th>
+            <th scope="col">{source.name}</th>
+            <th scope="col">{target?.name}</th>
+            <th scope="col">State</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map(({ flag, target: there, state }) => (
+            <tr key={flag.key}>
+              <td>
+                <input
+                  type="checkbox"
+                  aria-label={`Promote ${flag.key}`}
+                  checked={selected.has(flag.key)}
+                  disabled={state === 'same'}
+                  onChange={(event) =>
+                    setSelected((current) => {
+                      const next = new Set(current);
+                      if (event.target.checked) next.add(flag.key);
+                      else next.delete(flag.key);
+                      return next;
+                    })
+                  }
+                />
+              </td>
+              <td>{flag.key}</td>
+              <td>
+                <code>{preview(flag.value, 40)}</code>
+                {flag.rules?.length ? ` + ${flag.rules.length} rules` : ''}
+              </td>
+              <td>{there ? <code>{preview(there.value, 40)}</code> : '(none)'}</td>
+              <td>{state === 'new' ? `new in ${target?.name}` : state}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <div className="actions">
+        <button type="button" disabled={selected.size === 0} onClick={() => void run(true)}>
+          Preview the promotion (dry run)
+        </button>
+        <button
+          type="button"
+          className="primary"
+          disabled={selected.size === 0 || !report?.dryRun || report.report.refused.length > 0}
+          onClick={() => void run(false)}
+        >
+          Promote {selected.size} flag{selected.size === 1 ? '' : 's'}
+        </button>
+      </div>
+      {report && (
+        <section aria-labelledby="report-title" aria-live="polite">
+          <h2 id="report-title">{report.dryRun ? 'What the promotion would do' : 'Promoted'}</h2>
+          <ul>
+            <li>Created: {report.report.created.join(', ') || 'none'}</li>
+            <li>Updated: {report.report.updated.map((update) => update.key).join(', ') || 'none'}</li>
+            <li>Unchanged: {report.report.unchanged.join(', ') || 'none'}</li>
+            <li>
+              Refused:{' '}
+              {report.report.refused.length === 0 ? 'none' : report.report.refused.map((refusal) => `${refusal.key} (${refusal.reason})`).join('; ')}
+            </li>
+          </ul>
+        </section>
+      )}
+    </Layout>
+  );
+}

@@ -8,7 +8,7 @@ import { Promote } from './pages/Promote';
 import { ServedConfig } from './pages/ServedConfig';
 import { Storage } from './pages/Storage';
 import { NewFlag } from './pages/NewFlag';
-import { SignIn } from './pages/SignIn';
+import { safeReturnTo, SignIn } from './pages/SignIn';
 import { navigate, routeOf, useLocation } from './router';
 import { SessionProvider, useSession } from './session';
 
@@ -49,6 +49,11 @@ function Pages() {
       navigate(`/sign-in?returnTo=${encodeURIComponent(`${pathname}${location.search}`)}`, { replace: true });
     }
   }, [session, route.name, pathname]);
+
+  // Signed in already (a reload of the sign-in page, a second tab): on to where the person was going.
+  useEffect(() => {
+    if (session && route.name === 'sign-in') navigate(safeReturnTo(search.get('returnTo')), { replace: true });
+  }, [session, route.name, search]);
 
   if (session === undefined) return <p className="loading">Loading…</p>;
   if (route.name === 'invitation') return <Invitation token={route.token} />;

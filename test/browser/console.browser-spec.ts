@@ -529,6 +529,7 @@ describe('the console in Chromium', () => {
     await createFlag(t, org.key, { key: 'motd', type: 'string', value: 'Hi' });
     await createFlag(t, production.key, { key: 'motd', type: 'string', value: 'Hi' });
     const { user, p } = await signedIn('editor', { path: '/console/promote' });
+    await p.getByRole('heading', { name: 'Promote flags' }).waitFor();
     await addMember(t, production.id, user.id, 'editor');
     await p.reload();
     await p.getByRole('heading', { name: 'Promote flags' }).waitFor();
@@ -548,6 +549,11 @@ describe('the console in Chromium', () => {
     expect((await api(t, production.key).get('/flags/export').expect(200)).body.flags).toEqual(
       expect.arrayContaining([expect.objectContaining({ key: 'gems-price', value: 12 })]),
     );
+    // Switching organization: the flag list is production's now, the promoted flag in it.
+    await p.getByLabel('Organization', { exact: true }).selectOption({ label: 'Acme Games (production)' });
+    await p.getByRole('heading', { name: 'Flags' }).waitFor();
+    await p.getByRole('link', { name: 'gems-price' }).waitFor();
+    expect(await p.getByRole('link', { name: 'motd' }).count()).toBe(1);
   });
 
   it('shows what game servers receive, with its ETag, and what may be relayed to players', async () => {

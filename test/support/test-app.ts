@@ -71,8 +71,9 @@ export async function createTestApp(
   const databaseUrl = given?.url ?? database!.url;
   const adminDatabaseUrl = given?.adminUrl ?? database!.adminUrl;
   const dataDir = mkdtempSync(join(tmpdir(), 'flagstore-test-data-'));
-  // A real port known up front, so that PUBLIC_URL (and with it signed URLs and mediaUrl) points at this app.
-  const port = await freePort();
+  // A real port known up front, so that PUBLIC_URL (and with it signed URLs and mediaUrl) points at this app; `env`
+  // may name one itself (PORT, with a PUBLIC_URL that an OpenID provider must know before the app starts).
+  const port = env.PORT === undefined ? await freePort() : Number(env.PORT);
   // REDIS_URL from the environment (CI's second run) puts every test app on the shared rate limiter and bus.
   const redis = process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {};
   const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN: TEST_ADMIN_TOKEN, PORT: String(port), LOG_LEVEL: 'warn', ...redis, ...env });

@@ -24,16 +24,13 @@ export function Layout({ title, children }: { title: string; children: ReactNode
         </nav>
         <div className="who">
           {session.organizations.length > 1 ? (
-            <label>
-              <span className="visually-hidden">Organization</span>
-              <select value={session.organization?.id} onChange={(event) => session.switchOrganization(event.target.value)}>
-                {session.organizations.map((org) => (
-                  <option key={org.id} value={org.id}>
-                    {org.name}
-                  </option>
-                ))}
-              </select>
-            </label>
+            <select aria-label="Organization" value={session.organization?.id} onChange={(event) => session.switchOrganization(event.target.value)}>
+              {session.organizations.map((org) => (
+                <option key={org.id} value={org.id}>
+                  {org.name}
+                </option>
+              ))}
+            </select>
           ) : (
             <span>{session.organization?.name}</span>
           )}

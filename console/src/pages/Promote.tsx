@@ -86,16 +86,13 @@ export function Promote() {
     <Layout title="Promote flags">
       <p>
         From <strong>{source.name}</strong> to{' '}
-        <label>
-          <span className="visually-hidden">Target organization</span>
-          <select value={targetId} onChange={(event) => setTargetId(event.target.value)}>
-            {targets.map((org) => (
-              <option key={org.id} value={org.id}>
-                {org.name}
-              </option>
-            ))}
-          </select>
-        </label>
+        <select aria-label="Target organization" value={targetId} onChange={(event) => setTargetId(event.target.value)}>
+          {targets.map((org) => (
+            <option key={org.id} value={org.id}>
+              {org.name}
+            </option>
+          ))}
+        </select>
       </p>
       {problem && (
         <p className="error" role="alert">

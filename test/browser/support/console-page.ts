@@ -32,6 +32,8 @@ export class ConsolePage {
       // Chromium logs every error status it fetched (the 401 of the session check before sign-in, a 409 the page shows):
       // those are answers the page handles, not faults.
       if (/^Failed to load resource: the server responded with a status of \d+/.test(message.text())) return;
+      // Only the console's own pages: another site the browser passes through (an OpenID provider) is not under test.
+      if (!page.url().startsWith(origin)) return;
       if (message.type() === 'error' || /Content Security Policy/i.test(message.text()))
         this.log.push(`[console.${message.type()}] ${message.text()}`);
     });

@@ -1,0 +1,64 @@
+import { randomBytes } from 'node:crypto';
+import type { Browser } from 'playwright-core';
+import { freePort } from '../../src/common/free-port';
+import { createFlag } from '../factories/flags.factory';
+import { admin, createOrganization } from '../factories/organizations.factory';
+import { addMember } from '../factories/people.factory';
+import { OidcTestProvider, startOidcProvider } from '../support/servers/oidc-provider';
+import { createTestApp, TestApp } from '../support/test-app';
+import { closeEach, launchChromium } from './support/chromium';
+import { ConsolePage } from './support/console-page';
+
+/**
+ * "Sign in with SSO" in the console, in Chromium, against a real OpenID provider (node-oidc-provider in a child
+ * process on loopback): the console offers it when the service has OIDC_* set, the browser goes to the provider and
+ * back, and the person lands where they were going, signed in.
+ */
+describe('the console signs in through single sign-on (Chromium, a real OpenID provider)', () => {
+  let browser: Browser;
+  let provider: OidcTestProvider;
+  let t: TestApp;
+  const opened: ConsolePage[] = [];
+
+  beforeAll(async () => {
+    browser = await launchChromium();
+    const port = await freePort();
+    const publicUrl = `http://localhost:${port}`;
+    const client = { clientId: 'flagstore', clientSecret: randomBytes(24).toString('base64url'), redirectUri: `${publicUrl}/v1/auth/sso/callback` };
+    provider = await startOidcProvider({ client, accounts: [{ sub: 'ada', email: 'ada@studio.test', email_verified: true, name: 'Ada Lovelace' }] });
+    t = await createTestApp({
+      PORT: String(port),
+      PUBLIC_URL: publicUrl,
+      OIDC_ISSUER: provider.issuer,
+      OIDC_CLIENT_ID: client.clientId,
+      OIDC_CLIENT_SECRET: client.clientSecret,
+    });
+  });
+  afterAll(async () => {
+    await Promise.all(opened.splice(0).map((page) => page.close()));
+    await closeEach(browser, t, provider ? { close: () => provider.stop() } : undefined);
+  });
+
+  it('signs in a member through the provider and comes back to the page they asked for', async () => {
+    const org = await createOrganization(t, 'Acme Games');
+    const flag = await createFlag(t, org.key, { key: 'double-xp', type: 'boolean', value: true });
+    const ada = (await admin(t).post('/users').send({ email: 'ada@studio.test', name: 'Ada Lovelace' }).expect(201)).body as { id: string };
+    await addMember(t, org.id, ada.id, 'editor');
+
+    const page = await ConsolePage.open(browser, t.config.urls.publicUrl, { path: `/console/flags/${flag.id}` });
+    opened.push(page);
+    const p = page.page;
+    await p.getByRole('link', { name: 'Sign in with SSO' }).click();
+    // At the provider (its own development pages): any password signs in an account by its `sub`, then consent.
+    await p.waitForURL((url) => url.origin === provider.issuer);
+    await p.locator('input[name=login]').fill('ada');
+    await p.locator('input[name=password]').fill('anything');
+    await p.locator('button[type=submit]').click();
+    await p.locator('button[type=submit]').click();
+
+    await p.getByRole('heading', { name: 'double-xp' }).waitFor();
+    expect(new URL(p.url()).pathname).toBe(`/console/flags/${flag.id}`);
+    await p.getByText('Ada Lovelace').waitFor();
+    expect(page.problems()).toEqual([]);
+  });
+});

@@ -62,3 +62,38 @@ describe('the console signs in through single sign-on (Chromium, a real OpenID p
     expect(page.problems()).toEqual([]);
   });
 });
+
+/** A 429 in the console says when to try again: here, the sign-in failures of one address past their budget. */
+describe('the console when the service says 429', () => {
+  let browser: Browser;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    browser = await launchChromium();
+    t = await createTestApp({ SIGN_IN_FAILURES_PER_MINUTE: '2' });
+  });
+  afterAll(() => closeEach(browser, t));
+
+  it('tells the person how long to wait', async () => {
+    const page = await ConsolePage.open(browser, t.config.urls.publicUrl);
+    try {
+      const p = page.page;
+      await p.getByRole('heading', { name: 'Sign in to Flagstore' }).waitFor();
+      await p.getByLabel('Email').fill('nobody@studio.example');
+      await p.getByLabel('Password').fill('not the password at all');
+      for (let attempt = 0; attempt < 2; attempt += 1) {
+        await p.getByRole('button', { name: 'Sign in', exact: true }).click();
+        await p
+          .getByRole('alert')
+          .filter({ hasText: /email or password/i })
+          .waitFor();
+      }
+      await p.getByRole('button', { name: 'Sign in', exact: true }).click();
+      const alert = p.getByRole('alert').filter({ hasText: /^Too many requests: try again in \d+ s\.$/ });
+      await alert.waitFor();
+      expect(page.problems()).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+});

@@ -36,6 +36,11 @@ describe('loadConfig', () => {
     ).toEqual({ requestMs: 15_000, uploadIdleMs: 120_000, keepAliveMs: 65_000 });
   });
 
+  it('takes REDIS_PREFIX as the name of a deployment on a shared Redis', () => {
+    expect(loadConfig({ REDIS_PREFIX: 'acme:staging' }).redisPrefix).toBe('acme:staging');
+    expect(loadConfig({}).redisPrefix).toBeUndefined();
+  });
+
   it('derives URLs from PUBLIC_URL and CDN_URL', () => {
     const config = loadConfig({ PUBLIC_URL: 'https://flags.example.com/', CDN_URL: 'https://cdn.example.com' });
     expect(config.urls.baseUrl).toBe('https://flags.example.com/v1');
@@ -53,6 +58,8 @@ describe('loadConfig', () => {
     [{ DATABASE_MIGRATION_URL: 'postgres://owner@db/flagstore' }, 'DATABASE_MIGRATION_URL'],
     [{ PUBLIC_URL: 'ftp://x' }, 'PUBLIC_URL'],
     [{ REDIS_URL: 'http://x' }, 'REDIS_URL'],
+    [{ REDIS_PREFIX: 'staging studio' }, 'REDIS_PREFIX'],
+    [{ REDIS_PREFIX: 'x'.repeat(65) }, 'REDIS_PREFIX'],
     [{ ADMIN_TOKEN: 'short' }, 'ADMIN_TOKEN'],
     [{ ADMIN_TOKEN: 'x'.repeat(31) }, 'ADMIN_TOKEN'],
     [{ UPLOAD_SIGNING_SECRET: 'y'.repeat(31) }, 'UPLOAD_SIGNING_SECRET'],

@@ -28,6 +28,11 @@ export interface AppConfig {
   };
   s3?: { endPoint: string; accessKey: string; secretKey: string; bucket: string; region: string };
   redisUrl?: string;
+  /**
+   * This deployment's name on a Redis that others share (REDIS_PREFIX): its invalidation channel is
+   * `<prefix>:flagstore_invalidation`, so deployments on one Redis never hear each other's changes. Unset: the plain channel.
+   */
+  redisPrefix?: string;
   /** Unset: generated once and kept in dataDir (see storage). */
   uploadSigningSecret?: string;
   configRateLimitPerMinute: number;
@@ -115,6 +120,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     urls: { publicUrl, baseUrl: `${publicUrl}/v1`, uploadUrl: `${publicUrl}/upload`, cdnUrl },
     s3: s3Config(env),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    redisPrefix: redisPrefix(env),
     uploadSigningSecret: secret(env, 'UPLOAD_SIGNING_SECRET'),
     configRateLimitPerMinute: integer(env, 'CONFIG_RATE_LIMIT_PER_MINUTE', 1200, 1, 1_000_000_000),
     corsOrigins: corsOrigins(env),
@@ -144,6 +150,16 @@ export function loadConfig(env: Env = process.env): AppConfig {
       enforceAllocation: boolean(env, 'STORAGE_ENFORCE_ALLOCATION', false),
     },
   };
+}
+
+/** A deployment's name on a shared Redis: letters, digits, `_`, `-`, `.` and `:`, at most 64. */
+function redisPrefix(env: Env): string | undefined {
+  const value = text(env, 'REDIS_PREFIX');
+  if (value === undefined) return undefined;
+  if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(value)) {
+    throw new ConfigValidationError('REDIS_PREFIX', 'must be 1-64 letters, digits, _, -, . or : (a name for this deployment on a shared Redis)');
+  }
+  return value;
 }
 
 /** The internal listener's port: another than the public one (PORT 0, a port the system picks, never clashes). */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { BeforeApplicationShutdown, Global, Inject, Injectable, Logger, Module, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { DATABASE_URL } from '../database/database.module';
 import { Histogram } from 'prom-client';
 import { Metrics } from '../metrics/metrics';
@@ -53,7 +54,12 @@ export class InvalidationBus implements OnModuleInit, BeforeApplicationShutdown,
   /** Time from an announcement on another instance to its receipt here. */
   private readonly lag: Histogram;
 
-  constructor(redis: RedisConnections, @Inject(DATABASE_URL) databaseUrl: string, @Optional() metrics?: Metrics) {
+  constructor(
+    redis: RedisConnections,
+    @Inject(DATABASE_URL) databaseUrl: string,
+    @Inject(APP_CONFIG) config: AppConfig,
+    @Optional() metrics?: Metrics,
+  ) {
     this.lag = new Histogram({
       name: 'flagstore_invalidation_bus_lag_seconds',
       help: 'Time from an invalidation published on another instance to its receipt here',
@@ -67,7 +73,7 @@ export class InvalidationBus implements OnModuleInit, BeforeApplicationShutdown,
     };
     this.transport =
       redis.commands && redis.subscriber
-        ? new RedisTransport(redis.commands, redis.subscriber, receiver, this.logger)
+        ? new RedisTransport(redis.commands, redis.subscriber, receiver, this.logger, config.redisPrefix)
         : new PostgresTransport(databaseUrl, receiver, this.logger);
   }
 

@@ -32,12 +32,18 @@ export class RedisTransport implements BusTransport {
   private subscriptions = 0;
   private firstSubscription?: () => void;
 
+  /** The channel: CHANNEL, or `<prefix>:CHANNEL` for a deployment named on a shared Redis (REDIS_PREFIX). */
+  private readonly channel: string;
+
   constructor(
     private readonly commands: Redis,
     private readonly subscriber: Redis,
     private readonly receiver: BusReceiver,
     private readonly logger: Logger,
-  ) {}
+    prefix?: string,
+  ) {
+    this.channel = prefix ? `${prefix}:${CHANNEL}` : CHANNEL;
+  }
 
   async start(): Promise<void> {
     this.subscriber.on('message', (_channel: string, raw: string) => this.receiver.message(raw));
@@ -57,7 +63,7 @@ export class RedisTransport implements BusTransport {
 
   async send(messages: string[]): Promise<void> {
     const pipeline = this.commands.pipeline();
-    for (const message of messages) pipeline.publish(CHANNEL, message);
+    for (const message of messages) pipeline.publish(this.channel, message);
     const results = await pipeline.exec();
     const failed = results?.find(([error]) => error);
     if (!results || failed) throw failed?.[0] ?? new Error('Redis did not run the publications');
@@ -69,7 +75,7 @@ export class RedisTransport implements BusTransport {
 
   private async subscribe(): Promise<void> {
     try {
-      await this.subscriber.subscribe(CHANNEL);
+      await this.subscriber.subscribe(this.channel);
     } catch (error) {
       // The connection dropped again; its next `ready` subscribes.
       this.logger.warn(`Redis subscribe failed: ${String(error)}`);

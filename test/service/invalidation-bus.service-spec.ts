@@ -15,9 +15,9 @@ interface Instance {
   close(): Promise<void>;
 }
 
-async function startInstance(databaseUrl: string, redisUrl?: string): Promise<Instance> {
+async function startInstance(databaseUrl: string, redisUrl?: string, redisPrefix?: string): Promise<Instance> {
   const redis = new RedisConnections({ redisUrl } as AppConfig);
-  const bus = new InvalidationBus(redis, databaseUrl);
+  const bus = new InvalidationBus(redis, databaseUrl, { redisPrefix } as AppConfig);
   const instance: Instance = {
     bus,
     heard: [],
@@ -42,8 +42,8 @@ describeWithBinaries('invalidation bus on Redis, through faults', { 'redis-serve
   () => {
     let redis: RedisServer;
     const instances: Instance[] = [];
-    const start = async () => {
-      const instance = await startInstance('postgres://unused', redis.url);
+    const start = async (prefix?: string) => {
+      const instance = await startInstance('postgres://unused', redis.url, typeof prefix === 'string' ? prefix : undefined);
       instances.push(instance);
       return instance;
     };
@@ -65,6 +65,23 @@ describeWithBinaries('invalidation bus on Redis, through faults', { 'redis-serve
         what: 'all ten instances hearing the announcement',
       });
       expect(all.map((instance) => instance.resets)).toEqual(Array(10).fill(0));
+    });
+
+    it('keeps deployments that share one Redis apart by REDIS_PREFIX', async () => {
+      const [staging, stagingToo, production, unnamed] = await Promise.all([start('staging'), start('staging'), start('production'), start()]);
+      staging.bus.publish('flags', 'org-staging');
+      production.bus.publish('flags', 'org-production');
+      unnamed.bus.publish('flags', 'org-unnamed');
+      await eventually(() => stagingToo.heard.includes('org-staging'), { timeoutMs: 1_000, what: 'the other staging instance hearing staging' });
+      // Every message has gone out by now; a later one of each deployment shows that nothing else arrived.
+      for (const instance of [staging, production, unnamed]) instance.bus.publish('flags', 'marker');
+      await eventually(() => [staging, stagingToo, production, unnamed].every((instance) => instance.heard.includes('marker')), {
+        timeoutMs: 1_000,
+        what: 'the markers',
+      });
+      expect(stagingToo.heard.filter((id) => id !== 'marker')).toEqual(['org-staging']);
+      expect(production.heard.filter((id) => id !== 'marker')).toEqual(['org-production']);
+      expect(unnamed.heard.filter((id) => id !== 'marker')).toEqual(['org-unnamed']);
     });
 
     it('an announcement made while Redis is down is delivered once it is back, and messages flow again', async () => {

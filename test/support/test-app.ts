@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,8 +75,12 @@ export async function createTestApp(
   // A real port known up front, so that PUBLIC_URL (and with it signed URLs and mediaUrl) points at this app; `env`
   // may name one itself (PORT, with a PUBLIC_URL that an OpenID provider must know before the app starts).
   const port = env.PORT === undefined ? await freePort() : Number(env.PORT);
-  // REDIS_URL from the environment (CI's second run) puts every test app on the shared rate limiter and bus.
-  const redis = process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {};
+  // REDIS_URL from the environment (CI's second run) puts every test app on the shared rate limiter and bus, each
+  // deployment (apps on one database) under a REDIS_PREFIX of its own, as deployments sharing one Redis run: test files
+  // running side by side never hear each other's changes.
+  const redis = process.env.REDIS_URL
+    ? { REDIS_URL: process.env.REDIS_URL, REDIS_PREFIX: `test-${createHash('sha256').update(databaseUrl).digest('hex').slice(0, 16)}` }
+    : {};
   const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN: TEST_ADMIN_TOKEN, PORT: String(port), LOG_LEVEL: 'warn', ...redis, ...env });
 
   const testing = Test.createTestingModule({ imports: [AppModule.forRoot(config, databaseUrl)] });

@@ -48,7 +48,8 @@ function runCli(args: string[], env: Record<string, string | undefined>): Promis
 describe('admin CLI', () => {
   let t: TestApp;
   let dataDir: string;
-  const cli = (...args: string[]) => runCli(args, { DATABASE_URL: t.databaseUrl, DATA_DIR: dataDir });
+  // The CLI is part of the app's deployment: the same database, and on a shared Redis the same REDIS_PREFIX.
+  const cli = (...args: string[]) => runCli(args, { DATABASE_URL: t.databaseUrl, DATA_DIR: dataDir, REDIS_PREFIX: t.config.redisPrefix });
 
   beforeAll(async () => {
     t = await createTestApp();

@@ -2,6 +2,8 @@ import type { ServerResponse } from 'node:http';
 import { HttpStatus, Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { CLOCK, Clock, ClockTimer } from '../common/clock';
 import { DomainError } from '../common/domain-error';
+import { HEARTBEAT_FRAME, retryFrame, SSE_HEADERS } from '../http/sse-frames';
+import { dueOf, startTicking } from '../http/stream-heartbeats';
 import { InvalidationBus } from '../invalidation/invalidation-bus';
 
 /**
@@ -16,10 +18,6 @@ export type OrganizationEvent = { type: 'flags'; flagIds: string[] } | { type: '
 const IDS_PER_MESSAGE = 100;
 /** Event streams one person may hold open on one instance (tabs, windows). */
 export const MAX_EVENT_STREAMS_PER_USER = 10;
-const HEARTBEAT_MS = 15_000;
-/** A stream ends after this with a reconnect hint, so connections spread over instances as they come and go. */
-const LIFETIME_MS = 10 * 60_000;
-const HEADERS = { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' };
 
 interface EventStream {
   organizationId: string;
@@ -38,8 +36,9 @@ interface BusEvent {
 /**
  * The organization event stream, GET /v1/events: every instance hears every event through the invalidation bus (its
  * own included) and writes it to the streams it holds, so a change made anywhere reaches every console within the
- * bus's delay. A stream closes when its session ends or its person's memberships change (the browser reconnects,
- * and is authenticated again), after LIFETIME_MS, and at shutdown.
+ * bus's delay. Streams share the change stream's framing, keep-alive and lifetime (http/sse-frames.ts,
+ * http/stream-heartbeats.ts). A stream closes when its session ends or its person's memberships change (the browser
+ * reconnects, and is authenticated again), at the end of its lifetime, and at shutdown.
  */
 @Injectable()
 export class OrganizationEvents implements OnModuleInit, OnApplicationShutdown {
@@ -58,7 +57,7 @@ export class OrganizationEvents implements OnModuleInit, OnApplicationShutdown {
     this.bus.subscribe('user', (userId) => this.close((stream) => stream.userId === userId));
     // Events lost while this instance was cut off cannot be told apart: the console reads everything again.
     this.bus.onReset(() => this.close(() => true));
-    this.timer = this.clock.every(1_000, () => this.tick());
+    this.timer = startTicking(this.clock, () => this.tick());
   }
 
   onApplicationShutdown(): void {
@@ -89,7 +88,7 @@ export class OrganizationEvents implements OnModuleInit, OnApplicationShutdown {
     }
     const now = this.clock.now();
     const stream: EventStream = { ...who, response, openedAt: now, wroteAt: now };
-    response.writeHead(200, HEADERS);
+    response.writeHead(200, SSE_HEADERS);
     // The reconnect delay, and a first line so that proxies and the browser see the stream open at once.
     response.write('retry: 2000\n: connected\n\n');
     this.streams.add(stream);
@@ -122,10 +121,11 @@ export class OrganizationEvents implements OnModuleInit, OnApplicationShutdown {
   private tick(): void {
     const now = this.clock.now();
     for (const stream of [...this.streams]) {
-      if (stream.openedAt <= now - LIFETIME_MS) {
-        this.end(stream, `retry: ${1_000 + Math.floor(Math.random() * 1_000)}\n\n`);
-      } else if (stream.wroteAt <= now - HEARTBEAT_MS) {
-        stream.response.write(': keep-alive\n\n');
+      const due = dueOf(stream, now);
+      if (due === 'end') {
+        this.end(stream, retryFrame());
+      } else if (due === 'heartbeat') {
+        stream.response.write(HEARTBEAT_FRAME);
         stream.wroteAt = now;
       }
     }

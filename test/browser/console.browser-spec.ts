@@ -581,8 +581,22 @@ describe('the console in Chromium', () => {
     await p.getByRole('region', { name: 'Members' }).waitFor();
     expect(await p.getByRole('region', { name: 'Invitations' }).count()).toBe(0);
     expect(await p.getByRole('button', { name: 'Issue the key' }).count()).toBe(0);
-    // Even a request the page did not offer is refused by the service.
-    expect(await flagNamed('double-xp')).toMatchObject({ id: flag.id, value: true });
+    // Even a request the page did not offer, made from the page with the session's cookie, is refused by the service.
+    const status = await p.evaluate(
+      async ({ flagId, organizationId }) => {
+        const { csrfToken } = (await (await fetch('/v1/auth/session')).json()) as { csrfToken: string };
+        const response = await fetch(`/v1/flags/${flagId}`, {
+          method: 'PATCH',
+          headers: { 'Content-Type': 'application/json', 'X-Organization-Id': organizationId, 'X-CSRF-Token': csrfToken },
+          body: JSON.stringify({ archived: true }),
+        });
+        return { status: response.status, error: ((await response.json()) as { error: string }).error };
+      },
+      { flagId: flag.id, organizationId: org.id },
+    );
+    // The role's refusal, not a missing CSRF token's.
+    expect(status).toEqual({ status: 403, error: 'FORBIDDEN' });
+    expect(await flagNamed('double-xp')).toMatchObject({ id: flag.id, value: true, archived: false });
   });
 
   it('has no serious or critical accessibility violation on any page, in light and dark, and keeps a screenshot of each', async () => {
@@ -623,7 +637,7 @@ describe('the console in Chromium', () => {
         ['Audit log', 'audit', 'Apply filters'],
         ['Storage', 'storage', 'Count what would be purged'],
         ['Promote', 'promote', 'Preview the promotion (dry run)'],
-        ['Served', 'served', null],
+        ['What servers receive', 'served', null],
       ] as const) {
         await p.getByRole('link', { name: link, exact: true }).click();
         if (ready) await p.getByRole('button', { name: ready }).waitFor();

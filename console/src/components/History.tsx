@@ -5,6 +5,7 @@ import type { components } from '../../.generated/api';
 import { useActors } from '../lib/actors';
 import { diff, shown } from '../lib/diff';
 import { useSignedIn } from '../session';
+import { Pager } from './Pager';
 
 type Entry = components['schemas']['FeatureFlagAuditEntryDto'];
 
@@ -106,19 +107,7 @@ export function History({ flagId, onRestored }: { flagId: string; onRestored: ()
           );
         })}
       </ol>
-      {totalPages > 1 && (
-        <nav className="pager" aria-label="History pages">
-          <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>
-            Newer changes
-          </button>
-          <span>
-            Page {page} of {totalPages}
-          </span>
-          <button type="button" disabled={page >= totalPages} onClick={() => setPage(page + 1)}>
-            Older changes
-          </button>
-        </nav>
-      )}
+      <Pager page={page} totalPages={totalPages} onPage={setPage} label="History pages" previous="Newer changes" next="Older changes" />
     </section>
   );
 }

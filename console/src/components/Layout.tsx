@@ -16,7 +16,7 @@ export function Layout({ title, children }: { title: string; children: ReactNode
         </Link>
         <nav aria-label="Main">
           <Link to="/flags">Flags</Link>
-          <Link to="/served">Served</Link>
+          <Link to="/served">What servers receive</Link>
           <Link to="/audit">Audit log</Link>
           <Link to="/storage">Storage</Link>
           <Link to="/promote">Promote</Link>

@@ -7,6 +7,7 @@ import { useActors } from '../lib/actors';
 import { diff, shown } from '../lib/diff';
 import { Link } from '../router';
 import { useSignedIn } from '../session';
+import { Pager } from '../components/Pager';
 
 type Entry = components['schemas']['FeatureFlagAuditEntryDto'];
 type Action = NonNullable<Entry['action']>;
@@ -163,19 +164,7 @@ export function AuditLog() {
               ))}
             </tbody>
           </table>
-          {answer.totalPages > 1 && (
-            <nav className="pager" aria-label="Pages">
-              <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>
-                Previous page
-              </button>
-              <span>
-                Page {page} of {answer.totalPages}
-              </span>
-              <button type="button" disabled={page >= answer.totalPages} onClick={() => setPage(page + 1)}>
-                Next page
-              </button>
-            </nav>
-          )}
+          <Pager page={page} totalPages={answer.totalPages} onPage={setPage} />
         </>
       )}
     </Layout>

@@ -6,6 +6,7 @@ import { Layout } from '../components/Layout';
 import { preview } from '../lib/flag-values';
 import { Link, navigate, useLocation } from '../router';
 import { useSignedIn } from '../session';
+import { Pager } from '../components/Pager';
 
 type FlagPage = components['schemas']['FlagPageDto'];
 type Flag = components['schemas']['FeatureFlagDto'];
@@ -167,19 +168,7 @@ export function Flags() {
           </tbody>
         </table>
       )}
-      {data && data.totalPages > 1 && (
-        <nav className="pager" aria-label="Pages">
-          <button type="button" disabled={page <= 1} onClick={() => setQuery({ page: page - 1 })}>
-            Previous page
-          </button>
-          <span>
-            Page {data.page} of {data.totalPages}
-          </span>
-          <button type="button" disabled={page >= data.totalPages} onClick={() => setQuery({ page: page + 1 })}>
-            Next page
-          </button>
-        </nav>
-      )}
+      {data && <Pager page={page} totalPages={data.totalPages} onPage={(next) => setQuery({ page: next })} />}
     </Layout>
   );
 }

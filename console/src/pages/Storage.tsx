@@ -6,6 +6,7 @@ import { ConfirmDialog } from '../components/ConfirmDialog';
 import { Field } from '../components/Field';
 import { Layout } from '../components/Layout';
 import { useSignedIn } from '../session';
+import { Pager } from '../components/Pager';
 
 type Item = components['schemas']['StorageItemDto'];
 type Stats = components['schemas']['StorageStatsDto'];
@@ -119,19 +120,7 @@ export function Storage() {
             </li>
           ))}
         </ul>
-        {items && items.totalPages > 1 && (
-          <nav className="pager" aria-label="Pages">
-            <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>
-              Previous page
-            </button>
-            <span>
-              Page {page} of {items.totalPages}
-            </span>
-            <button type="button" disabled={page >= items.totalPages} onClick={() => setPage(page + 1)}>
-              Next page
-            </button>
-          </nav>
-        )}
+        {items && <Pager page={page} totalPages={items.totalPages} onPage={setPage} />}
       </section>
       {canWrite && <Purge onPurged={() => void load()} />}
       <ConfirmDialog

@@ -6,15 +6,16 @@ import { FlagConfigMetrics } from '../flag-config.metrics';
 import { Principal } from '../../auth/principal';
 import { ConfigPayload } from '../config-payload';
 import { FlagConfigCache } from '../flag-config.cache';
-import { eventFrame, HEARTBEAT_FRAME, retryFrame, SSE_HEADERS } from './sse-frames';
+import { HEARTBEAT_FRAME, retryFrame, SSE_HEADERS } from '../../http/sse-frames';
+import { eventFrame } from './sse-frames';
 import { OpenStream, OpenStreams } from './open-streams';
 import { FanOuts, writeInSlices } from './stream-fan-out';
-import { dueOf, startTicking } from './stream-heartbeats';
+import { dueOf, startTicking } from '../../http/stream-heartbeats';
 import { SlotReservations, StreamSlot } from './slot-reservations';
 import { StreamSlots } from './stream-slots';
 
-export { STREAM_LIFETIME_MS } from './sse-frames';
-export { HEARTBEAT_MS } from './stream-heartbeats';
+export { STREAM_LIFETIME_MS } from '../../http/sse-frames';
+export { HEARTBEAT_MS } from '../../http/stream-heartbeats';
 export { MAX_STREAMS_PER_KEY } from './slot-reservations';
 export type { StreamSlot } from './slot-reservations';
 

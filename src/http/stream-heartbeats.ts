@@ -1,4 +1,4 @@
-import type { Clock, ClockTimer } from '../../common/clock';
+import type { Clock, ClockTimer } from '../common/clock';
 import { hasOutlived } from './sse-frames';
 
 /**

@@ -1,4 +1,4 @@
-import { systemClock } from '../../common/clock';
+import { systemClock } from '../common/clock';
 import { STREAM_LIFETIME_MS } from './sse-frames';
 import { dueOf, HEARTBEAT_MS, startTicking, TICK_MS } from './stream-heartbeats';
 

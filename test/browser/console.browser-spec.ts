@@ -405,6 +405,31 @@ describe('the console in Chromium', () => {
     await second.getByLabel('To %').fill('101');
     await rules.getByRole('button', { name: 'Save rules' }).click();
     await second.getByRole('alert').filter({ hasText: 'values must be [from, to] with 0 <= from < to <= 100' }).waitFor();
+
+    // Someone else widens the canary meanwhile: the person's unsaved 101 stays, and the editor says so...
+    const canaryTo = async (to: number) =>
+      api(t, org.key)
+        .patch(`/flags/${flag.id}`)
+        .send({
+          rules: [
+            { id: 'europe', conditions: [{ attribute: 'region', operator: 'in', values: ['eu-west', 'eu-central'] }], value: true },
+            { id: 'canary', conditions: [{ attribute: 'serverId', operator: 'percentage', values: [0, to] }], value: true },
+          ],
+        })
+        .expect(200);
+    await canaryTo(50);
+    await rules
+      .getByText('These rules were changed elsewhere while you were editing them; saving yours replaces that change.')
+      .waitFor({ timeout: 3_000 });
+    expect(await second.getByLabel('To %').inputValue()).toBe('101');
+    // ...until they choose the latest; from then on, untouched, the editor follows every change without a reload.
+    await rules.getByRole('button', { name: 'Show the latest rules (discard my edits)' }).click();
+    expect(await second.getByLabel('To %').inputValue()).toBe('50');
+    await canaryTo(100);
+    await eventually(async () => (await second.getByLabel('To %').inputValue()) === '100', {
+      timeoutMs: 3_000,
+      what: 'the latest rules in the editor',
+    });
   });
 
   it('lets an admin invite someone who joins through the link, change roles, remove a member, and issue and revoke keys', async () => {

@@ -2,7 +2,18 @@ import { type FormEvent, useState } from 'react';
 import { api, ApiProblem, ok } from '../api/client';
 import type { components } from '../../.generated/api';
 import { parseJsonValue, type FlagType } from '../lib/flag-values';
-import { draftOf, type DraftCondition, type DraftRule, newCondition, OPERATORS, type Operator, type Rule, ruleIndexOf, ruleOf } from '../lib/rules';
+import {
+  type DraftCondition,
+  type DraftRule,
+  draftsOf,
+  followStoredRules,
+  newCondition,
+  OPERATORS,
+  type Operator,
+  type Rule,
+  ruleIndexOf,
+  ruleOf,
+} from '../lib/rules';
 import { Field, FormError } from './Field';
 import { initialValue, ValueEditor } from './ValueEditor';
 
@@ -14,10 +25,22 @@ type Evaluation = components['schemas']['FlagEvaluationDto'];
  * the flag's type; the first rule whose conditions all hold gives its value. And a preview: the value a context gets.
  */
 export function RulesEditor({ flag, editable, onSaved }: { flag: Flag; editable: boolean; onSaved: (flag: Flag) => void }) {
-  const [rules, setRules] = useState<DraftRule[]>(() => (flag.rules ?? []).map((rule) => draftOf(rule as Rule)));
+  const stored = (flag.rules ?? []) as Rule[];
+  const [rules, setRules] = useState<DraftRule[]>(() => draftsOf(stored));
   const [problem, setProblem] = useState<ApiProblem | null>(null);
   const [saved, setSaved] = useState(false);
   const type = flag.type as FlagType;
+
+  // The stored rules changed (someone else, a restore, this editor's save): followed at once unless the person holds
+  // unsaved edits, which are never overwritten.
+  const [shown, setShown] = useState(stored);
+  const [changedElsewhere, setChangedElsewhere] = useState(false);
+  if (JSON.stringify(stored) !== JSON.stringify(shown)) {
+    const next = followStoredRules(rules, shown, stored);
+    setShown(stored);
+    setRules(next.drafts);
+    setChangedElsewhere(next.changedElsewhere);
+  }
 
   const update = (index: number, change: (rule: DraftRule) => DraftRule) => {
     setSaved(false);
@@ -40,7 +63,8 @@ export function RulesEditor({ flag, editable, onSaved }: { flag: Flag; editable:
     try {
       const body = { rules: rules.map(ruleOf) as never };
       const updated = await ok(api.PATCH('/v1/flags/{flagId}', { params: { path: { flagId: flag.id } }, body }));
-      setRules((updated.rules ?? []).map((rule) => draftOf(rule as Rule)));
+      setRules(draftsOf(updated.rules as Rule[] | undefined));
+      setChangedElsewhere(false);
       onSaved(updated);
       setSaved(true);
     } catch (error) {
@@ -56,6 +80,20 @@ export function RulesEditor({ flag, editable, onSaved }: { flag: Flag; editable:
         The first rule whose conditions all hold gives its value; when none holds, servers and players get the flag's value. A rollout puts the same
         share of ids in, always the same ones, and keeps them in as it grows.
       </p>
+      {changedElsewhere && (
+        <p className="notice warning" role="status">
+          These rules were changed elsewhere while you were editing them; saving yours replaces that change.{' '}
+          <button
+            type="button"
+            onClick={() => {
+              setChangedElsewhere(false);
+              setRules(draftsOf(stored));
+            }}
+          >
+            Show the latest rules (discard my edits)
+          </button>
+        </p>
+      )}
       <form onSubmit={save} noValidate>
         <ol className="rules">
           {rules.map((rule, index) => (

@@ -1,4 +1,4 @@
-import { draftOf, ruleIndexOf, ruleOf } from './rules';
+import { draftOf, draftsOf, followStoredRules, ruleIndexOf, ruleOf } from './rules';
 
 describe("the console's rule drafts", () => {
   const rule = {
@@ -36,5 +36,34 @@ describe("the console's rule drafts", () => {
     expect(ruleIndexOf('rules[2].id must be 1-64 characters')).toEqual({ rule: 2, condition: undefined });
     expect(ruleIndexOf('property rules[0].weight should not exist')).toEqual({ rule: 0, condition: undefined });
     expect(ruleIndexOf('rules must hold at most 20 rules')).toBeNull();
+  });
+
+  describe('an open editor when the stored rules change', () => {
+    const canary = { ...rule, conditions: [rule.conditions[1]] };
+    const wider = { ...canary, conditions: [{ ...canary.conditions[0], values: [0, 50] }] };
+
+    it('shows the new rules when the person changed nothing', () => {
+      expect(followStoredRules(draftsOf([canary]), [canary], [wider])).toEqual({ drafts: draftsOf([wider]), changedElsewhere: false });
+      expect(followStoredRules(draftsOf([canary]), [canary], [])).toEqual({ drafts: [], changedElsewhere: false });
+      expect(followStoredRules([], [], [canary])).toEqual({ drafts: draftsOf([canary]), changedElsewhere: false });
+    });
+
+    it("keeps the person's unsaved edits, and says the rules changed elsewhere", () => {
+      const typing = draftsOf([canary]);
+      typing[0].conditions[0].to = '25';
+      expect(followStoredRules(typing, [canary], [wider])).toEqual({ drafts: typing, changedElsewhere: true });
+      expect(followStoredRules([], [canary], [wider])).toEqual({ drafts: [], changedElsewhere: true });
+    });
+
+    it('is quiet when the drafts already are the new rules (this editor saved them, or the person typed the same)', () => {
+      const typed = draftsOf([canary]);
+      typed[0].conditions[0].to = '50';
+      expect(followStoredRules(typed, [canary], [wider])).toEqual({ drafts: draftsOf([wider]), changedElsewhere: false });
+    });
+  });
+
+  it('reads a flag without rules as no drafts', () => {
+    expect(draftsOf(undefined)).toEqual([]);
+    expect(draftsOf(null)).toEqual([]);
   });
 });

@@ -46,6 +46,28 @@ export function draftOf(rule: Rule): DraftRule {
   };
 }
 
+/** A flag's stored rules as drafts (none when it has no `rules`). */
+export function draftsOf(rules: readonly Rule[] | null | undefined): DraftRule[] {
+  return (rules ?? []).map(draftOf);
+}
+
+/**
+ * The drafts an open editor shows once the stored rules went from `before` to `after` (someone else's edit, a restore,
+ * this editor's own save): the new rules when the drafts hold no unsaved edit; otherwise the person's drafts, kept,
+ * with `changedElsewhere` set so the editor can say so. Compared by content: drafts the person typed back to the stored
+ * rules count as unsaved edits no longer.
+ */
+export function followStoredRules(
+  drafts: DraftRule[],
+  before: readonly Rule[],
+  after: readonly Rule[],
+): { drafts: DraftRule[]; changedElsewhere: boolean } {
+  const mine = JSON.stringify(drafts);
+  const latest = draftsOf(after);
+  if (mine === JSON.stringify(latest) || mine === JSON.stringify(draftsOf(before))) return { drafts: latest, changedElsewhere: false };
+  return { drafts, changedElsewhere: true };
+}
+
 /** The rule the API takes; the service checks it (a 400 names the field, shown beside the rule). */
 export function ruleOf(draft: DraftRule): Rule {
   return {

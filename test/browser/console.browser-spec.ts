@@ -252,6 +252,33 @@ describe('the console in Chromium', () => {
     await p.getByRole('button', { name: 'Next page' }).click();
     await p.getByText('Page 2 of 2').waitFor();
     expect(await p.getByRole('table').getByRole('row').count()).toBe(4);
+
+    // A slow read of page 1 (someone's change set it off) that answers after page 2 was asked for is dropped: the
+    // rows always match the page number beside them.
+    await p.getByRole('button', { name: 'Previous page' }).click();
+    await p.getByText('Page 1 of 2').waitFor();
+    let entered!: () => void;
+    const slowReadStarted = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await p.route(/\/v1\/flags\?page=1&/, async (route) => {
+      const response = await route.fetch();
+      entered();
+      await held;
+      await route.fulfill({ response });
+    });
+    await api(t, org.key).patch(`/flags/${retired.id}`).send({ name: 'Retired event' }).expect(200);
+    await slowReadStarted;
+    await p.getByRole('button', { name: 'Next page' }).click();
+    await p.getByText('Page 2 of 2').waitFor();
+    const slowAnswer = p.waitForResponse(/\/v1\/flags\?page=1&/);
+    release();
+    await slowAnswer;
+    await p.evaluate(() => new Promise((resolve) => (globalThis as any).requestAnimationFrame(resolve)));
+    expect(await p.getByText('Page 2 of 2').count()).toBe(1);
+    expect(await p.getByRole('table').getByRole('row').count()).toBe(4);
+    await p.unroute(/\/v1\/flags\?page=1&/);
+
     await p.getByLabel('Search').fill('event-1');
     await p.waitForFunction(() => new URL((globalThis as any).location.href).searchParams.get('search') === 'event-1');
     await p.getByRole('link', { name: 'event-19' }).waitFor();

@@ -1,6 +1,7 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useState } from 'react';
 import { api, ApiProblem, ok } from '../api/client';
 import { useOrganizationEvents } from '../api/events';
+import { useLatestRead } from '../api/use-latest-read';
 import type { components } from '../../.generated/api';
 import { useActors } from '../lib/actors';
 import { diff, shown } from '../lib/diff';
@@ -23,23 +24,12 @@ const ACTIONS: Record<string, string> = {
 export function History({ flagId, onRestored }: { flagId: string; onRestored: () => void }) {
   const session = useSignedIn();
   const actors = useActors(session.organization?.id);
-  const [entries, setEntries] = useState<Entry[]>([]);
   const [page, setPage] = useState(1);
-  const [totalPages, setTotalPages] = useState(1);
-  const [problem, setProblem] = useState<string | null>(null);
-
-  const load = useCallback(async () => {
-    try {
-      const answer = await ok(api.GET('/v1/flags/audit', { params: { query: { flagId, page, limit: 10 } } }));
-      setEntries(answer.results);
-      setTotalPages(Math.max(1, answer.totalPages));
-    } catch (error) {
-      setProblem((error as ApiProblem).explain());
-    }
-  }, [flagId, page]);
-  useEffect(() => {
-    void load();
-  }, [load]);
+  const read = useCallback(() => ok(api.GET('/v1/flags/audit', { params: { query: { flagId, page, limit: 10 } } })), [flagId, page]);
+  const { data: answer, problem: readProblem, reload: load } = useLatestRead(read);
+  const entries = answer?.results ?? [];
+  const [restoreProblem, setProblem] = useState<string | null>(null);
+  const problem = restoreProblem ?? readProblem?.explain();
   useOrganizationEvents((event) => {
     if (event.type === 'flags' && event.flagIds.includes(flagId)) void load();
   });
@@ -107,7 +97,14 @@ export function History({ flagId, onRestored }: { flagId: string; onRestored: ()
           );
         })}
       </ol>
-      <Pager page={page} totalPages={totalPages} onPage={setPage} label="History pages" previous="Newer changes" next="Older changes" />
+      <Pager
+        page={answer?.page ?? page}
+        totalPages={Math.max(1, answer?.totalPages ?? 1)}
+        onPage={setPage}
+        label="History pages"
+        previous="Newer changes"
+        next="Older changes"
+      />
     </section>
   );
 }

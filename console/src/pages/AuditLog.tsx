@@ -1,5 +1,6 @@
-import { type FormEvent, useCallback, useEffect, useState } from 'react';
+import { type FormEvent, useCallback, useState } from 'react';
 import { api, ApiProblem, ok } from '../api/client';
+import { useLatestRead } from '../api/use-latest-read';
 import type { components } from '../../.generated/api';
 import { Field } from '../components/Field';
 import { Layout } from '../components/Layout';
@@ -44,28 +45,24 @@ export function AuditLog() {
   const [draft, setDraft] = useState<Filters>(NONE);
   const [filters, setFilters] = useState<Filters>(NONE);
   const [page, setPage] = useState(1);
-  const [answer, setAnswer] = useState<components['schemas']['AuditPageDto'] | null>(null);
-  const [problem, setProblem] = useState<ApiProblem | null>(null);
-
-  const load = useCallback(async () => {
-    try {
-      setAnswer(await ok(api.GET('/v1/flags/audit', { params: { query: { ...queryOf(filters), page, limit: 20 } } })));
-      setProblem(null);
-    } catch (error) {
-      setProblem(error as ApiProblem);
-    }
-  }, [filters, page]);
-  useEffect(() => {
-    void load();
-  }, [load, session.organization?.id]);
+  const organizationId = session.organization?.id;
+  const read = useCallback(
+    () => ok(api.GET('/v1/flags/audit', { params: { query: { ...queryOf(filters), page, limit: 20 } } })),
+    [filters, page, organizationId], // read again in another organization (the client sends the one chosen)
+  );
+  const { data: answer, problem: readProblem } = useLatestRead(read);
+  const [exportProblem, setExportProblem] = useState<ApiProblem | null>(null);
+  const problem = exportProblem ?? readProblem;
 
   const apply = (event: FormEvent) => {
     event.preventDefault();
+    setExportProblem(null);
     setPage(1);
     setFilters(draft);
   };
 
   const exportAs = async (format: 'ndjson' | 'csv') => {
+    setExportProblem(null);
     try {
       const { data, response } = await api.GET('/v1/flags/audit/export', { params: { query: { ...queryOf(filters), format } }, parseAs: 'blob' });
       if (!response.ok || !data) throw new ApiProblem(response.status, `HTTP_${response.status}`, 'The export was refused; check the filters.');
@@ -75,7 +72,7 @@ export function AuditLog() {
       link.click();
       URL.revokeObjectURL(link.href);
     } catch (error) {
-      setProblem(error as ApiProblem);
+      setExportProblem(error as ApiProblem);
     }
   };
 
@@ -164,7 +161,7 @@ export function AuditLog() {
               ))}
             </tbody>
           </table>
-          <Pager page={page} totalPages={answer.totalPages} onPage={setPage} />
+          <Pager page={answer.page} totalPages={answer.totalPages} onPage={setPage} />
         </>
       )}
     </Layout>

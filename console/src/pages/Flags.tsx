@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from 'react';
 import { api, ApiProblem, ok } from '../api/client';
 import { useOrganizationEvents } from '../api/events';
+import { useLatestRead } from '../api/use-latest-read';
 import type { components } from '../../.generated/api';
 import { Layout } from '../components/Layout';
 import { preview } from '../lib/flag-values';
@@ -34,24 +35,16 @@ export function Flags() {
   const search = params.get('search') ?? '';
   const includeArchived = params.get('archived') === '1';
   const page = Math.max(1, Number(params.get('page')) || 1);
-  const [data, setData] = useState<FlagPage | null>(null);
-  const [problem, setProblem] = useState<ApiProblem | null>(null);
   const [rowProblem, setRowProblem] = useState<{ key: string; message: string } | null>(null);
   const [typed, setTyped] = useState(search);
 
-  const load = useCallback(async () => {
-    try {
-      const query = { page, limit: PAGE_SIZE, includeArchived: includeArchived ? 'true' : 'false', ...(search ? { search } : {}) } as const;
-      setData(await ok(api.GET('/v1/flags', { params: { query } })));
-      setProblem(null);
-    } catch (error) {
-      setProblem(error as ApiProblem);
-    }
-  }, [page, includeArchived, search]);
-
-  useEffect(() => {
-    void load();
-  }, [load, session.organization?.id]);
+  // Read again in another organization (the client sends the one chosen).
+  const organizationId = session.organization?.id;
+  const read = useCallback(() => {
+    const query = { page, limit: PAGE_SIZE, includeArchived: includeArchived ? 'true' : 'false', ...(search ? { search } : {}) } as const;
+    return ok(api.GET('/v1/flags', { params: { query } }));
+  }, [page, includeArchived, search, organizationId]);
+  const { data, problem, reload: load } = useLatestRead<FlagPage>(read);
   // A flag changed by anyone (another person, a key, a schedule): read the page again.
   useOrganizationEvents((event) => {
     if (event.type === 'flags') void load();
@@ -168,7 +161,7 @@ export function Flags() {
           </tbody>
         </table>
       )}
-      {data && <Pager page={page} totalPages={data.totalPages} onPage={(next) => setQuery({ page: next })} />}
+      {data && <Pager page={data.page} totalPages={data.totalPages} onPage={(next) => setQuery({ page: next })} />}
     </Layout>
   );
 }

@@ -1,6 +1,7 @@
-import { type ChangeEvent, type FormEvent, useCallback, useEffect, useState } from 'react';
+import { type ChangeEvent, type FormEvent, useCallback, useState } from 'react';
 import { api, ApiProblem, ok } from '../api/client';
 import { useOrganizationEvents } from '../api/events';
+import { useLatestRead } from '../api/use-latest-read';
 import type { components } from '../../.generated/api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { Field } from '../components/Field';
@@ -28,34 +29,29 @@ export function bytes(count: number): string {
 /** Storage: usage against the allocation by kind, the files as a gallery, uploads with progress, delete and purge. */
 export function Storage() {
   const session = useSignedIn();
-  const [stats, setStats] = useState<Stats | null>(null);
-  const [items, setItems] = useState<components['schemas']['StorageItemPageDto'] | null>(null);
   const [kind, setKind] = useState<Kind | ''>('');
   const [page, setPage] = useState(1);
-  const [problem, setProblem] = useState<ApiProblem | null>(null);
   const [deleting, setDeleting] = useState<Item | null>(null);
-
-  const load = useCallback(async () => {
-    try {
-      const [nextStats, nextItems] = await Promise.all([
-        ok(api.GET('/v1/storage')),
-        ok(api.GET('/v1/storage/items', { params: { query: { page, limit: 12, ...(kind ? { kind } : {}) } } })),
-      ]);
-      setStats(nextStats);
-      setItems(nextItems);
-    } catch (error) {
-      setProblem(error as ApiProblem);
-    }
-  }, [kind, page]);
-  useEffect(() => {
-    void load();
-  }, [load, session.organization?.id]);
+  const organizationId = session.organization?.id;
+  const read = useCallback(async () => {
+    const [stats, items] = await Promise.all([
+      ok(api.GET('/v1/storage')),
+      ok(api.GET('/v1/storage/items', { params: { query: { page, limit: 12, ...(kind ? { kind } : {}) } } })),
+    ]);
+    return { stats, items };
+  }, [kind, page, organizationId]); // read again in another organization (the client sends the one chosen)
+  const { data, problem: readProblem, reload: load } = useLatestRead(read);
+  const stats = data?.stats ?? null;
+  const items = data?.items ?? null;
+  const [deleteProblem, setProblem] = useState<ApiProblem | null>(null);
+  const problem = deleteProblem ?? readProblem;
   useOrganizationEvents((event) => {
     if (event.type === 'storage') void load();
   });
 
   const remove = async (item: Item) => {
     setDeleting(null);
+    setProblem(null);
     try {
       await ok(api.DELETE('/v1/storage/{fileId}', { params: { path: { fileId: item.id } } }));
       await load();
@@ -120,7 +116,7 @@ export function Storage() {
             </li>
           ))}
         </ul>
-        {items && <Pager page={page} totalPages={items.totalPages} onPage={setPage} />}
+        {items && <Pager page={items.page} totalPages={items.totalPages} onPage={setPage} />}
       </section>
       {canWrite && <Purge onPurged={() => void load()} />}
       <ConfirmDialog

@@ -1,4 +1,4 @@
-import { useEffect } from 'react';
+import { Fragment, useEffect } from 'react';
 import { FlagDetail } from './pages/FlagDetail';
 import { AuditLog } from './pages/AuditLog';
 import { Flags } from './pages/Flags';
@@ -9,7 +9,7 @@ import { ServedConfig } from './pages/ServedConfig';
 import { Storage } from './pages/Storage';
 import { NewFlag } from './pages/NewFlag';
 import { safeReturnTo, SignIn } from './pages/SignIn';
-import { navigate, routeOf, useLocation } from './router';
+import { navigate, type Route, routeOf, useLocation } from './router';
 import { SessionProvider, useSession } from './session';
 
 export function App() {
@@ -69,6 +69,11 @@ function Pages() {
       </main>
     );
   }
+  // What a page holds (its reads, filters, page number, drafts) is of one organization: another starts every page afresh.
+  return <Fragment key={session.organization.id}>{pageOf(route)}</Fragment>;
+}
+
+function pageOf(route: Route) {
   switch (route.name) {
     case 'flags':
       return <Flags />;

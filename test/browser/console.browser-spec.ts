@@ -257,11 +257,12 @@ describe('the console in Chromium', () => {
     // rows always match the page number beside them.
     await p.getByRole('button', { name: 'Previous page' }).click();
     await p.getByText('Page 1 of 2').waitFor();
+    const firstPage = /\/v1\/flags\?page=1&/;
     let entered!: () => void;
     const slowReadStarted = new Promise<void>((resolve) => (entered = resolve));
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    await p.route(/\/v1\/flags\?page=1&/, async (route) => {
+    await p.route(firstPage, async (route) => {
       const response = await route.fetch();
       entered();
       await held;
@@ -271,13 +272,13 @@ describe('the console in Chromium', () => {
     await slowReadStarted;
     await p.getByRole('button', { name: 'Next page' }).click();
     await p.getByText('Page 2 of 2').waitFor();
-    const slowAnswer = p.waitForResponse(/\/v1\/flags\?page=1&/);
+    const slowAnswer = p.waitForResponse(firstPage);
     release();
     await slowAnswer;
     await p.evaluate(() => new Promise((resolve) => (globalThis as any).requestAnimationFrame(resolve)));
     expect(await p.getByText('Page 2 of 2').count()).toBe(1);
     expect(await p.getByRole('table').getByRole('row').count()).toBe(4);
-    await p.unroute(/\/v1\/flags\?page=1&/);
+    await p.unroute(firstPage);
 
     await p.getByLabel('Search').fill('event-1');
     await p.waitForFunction(() => new URL((globalThis as any).location.href).searchParams.get('search') === 'event-1');
@@ -580,6 +581,7 @@ describe('the console in Chromium', () => {
     await createFlag(t, org.key, { key: 'gems-price', type: 'number', value: 12 });
     await createFlag(t, org.key, { key: 'motd', type: 'string', value: 'Hi' });
     await createFlag(t, production.key, { key: 'motd', type: 'string', value: 'Hi' });
+    await createFlag(t, production.key, { key: 'live-only', type: 'boolean', value: true });
     const { user, p } = await signedIn('editor', { path: '/console/promote' });
     await p.getByRole('heading', { name: 'Promote flags' }).waitFor();
     await addMember(t, production.id, user.id, 'editor');
@@ -595,7 +597,10 @@ describe('the console in Chromium', () => {
     await p.getByRole('button', { name: 'Preview the promotion (dry run)' }).click();
     const report = p.getByRole('region', { name: 'What the promotion would do' });
     await report.getByText('Created: gems-price').waitFor();
-    expect((await api(t, production.key).get('/flags/export').expect(200)).body.flags.map((flag: { key: string }) => flag.key)).toEqual(['motd']);
+    expect((await api(t, production.key).get('/flags/export').expect(200)).body.flags.map((flag: { key: string }) => flag.key)).toEqual([
+      'live-only',
+      'motd',
+    ]); // the dry run wrote nothing
     await p.getByRole('button', { name: 'Promote 1 flag' }).click();
     await p.getByRole('region', { name: 'Promoted' }).getByText('Created: gems-price').waitFor();
     expect((await api(t, production.key).get('/flags/export').expect(200)).body.flags).toEqual(
@@ -604,8 +609,14 @@ describe('the console in Chromium', () => {
     // Switching organization: the flag list is production's now, the promoted flag in it.
     await p.getByLabel('Organization', { exact: true }).selectOption({ label: 'Acme Games (production)' });
     await p.getByRole('heading', { name: 'Flags' }).waitFor();
+    await p.getByRole('link', { name: 'live-only' }).waitFor();
     await p.getByRole('link', { name: 'gems-price' }).waitFor();
     expect(await p.getByRole('link', { name: 'motd' }).count()).toBe(1);
+    // And back, from the flag list itself: the list is read again, in the organization chosen.
+    await p.getByLabel('Organization', { exact: true }).selectOption({ label: 'Acme Games' });
+    await p.getByRole('link', { name: 'live-only' }).waitFor({ state: 'detached' });
+    await p.getByRole('link', { name: 'gems-price' }).waitFor();
+    expect(await p.getByRole('link', { name: 'live-only' }).count()).toBe(0);
   });
 
   it('shows what game servers receive, with its ETag, and what may be relayed to players', async () => {

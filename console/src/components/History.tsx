@@ -28,20 +28,20 @@ export function History({ flagId, onRestored }: { flagId: string; onRestored: ()
   const read = useCallback(() => ok(api.GET('/v1/flags/audit', { params: { query: { flagId, page, limit: 10 } } })), [flagId, page]);
   const { data: answer, problem: readProblem, reload: load } = useLatestRead(read);
   const entries = answer?.results ?? [];
-  const [restoreProblem, setProblem] = useState<string | null>(null);
+  const [restoreProblem, setRestoreProblem] = useState<string | null>(null);
   const problem = restoreProblem ?? readProblem?.explain();
   useOrganizationEvents((event) => {
     if (event.type === 'flags' && event.flagIds.includes(flagId)) void load();
   });
 
   const restore = async (entry: Entry) => {
-    setProblem(null);
+    setRestoreProblem(null);
     try {
       await ok(api.POST('/v1/flags/{flagId}/restore', { params: { path: { flagId } }, body: { auditEntryId: entry.id } }));
       onRestored();
       await load();
     } catch (error) {
-      setProblem((error as ApiProblem).explain());
+      setRestoreProblem((error as ApiProblem).explain());
     }
   };
 
@@ -97,14 +97,16 @@ export function History({ flagId, onRestored }: { flagId: string; onRestored: ()
           );
         })}
       </ol>
-      <Pager
-        page={answer?.page ?? page}
-        totalPages={Math.max(1, answer?.totalPages ?? 1)}
-        onPage={setPage}
-        label="History pages"
-        previous="Newer changes"
-        next="Older changes"
-      />
+      {answer && (
+        <Pager
+          page={answer.page}
+          totalPages={answer.totalPages}
+          onPage={setPage}
+          label="History pages"
+          previous="Newer changes"
+          next="Older changes"
+        />
+      )}
     </section>
   );
 }

@@ -45,11 +45,7 @@ export function AuditLog() {
   const [draft, setDraft] = useState<Filters>(NONE);
   const [filters, setFilters] = useState<Filters>(NONE);
   const [page, setPage] = useState(1);
-  const organizationId = session.organization?.id;
-  const read = useCallback(
-    () => ok(api.GET('/v1/flags/audit', { params: { query: { ...queryOf(filters), page, limit: 20 } } })),
-    [filters, page, organizationId], // read again in another organization (the client sends the one chosen)
-  );
+  const read = useCallback(() => ok(api.GET('/v1/flags/audit', { params: { query: { ...queryOf(filters), page, limit: 20 } } })), [filters, page]);
   const { data: answer, problem: readProblem } = useLatestRead(read);
   const [exportProblem, setExportProblem] = useState<ApiProblem | null>(null);
   const problem = exportProblem ?? readProblem;

@@ -38,12 +38,10 @@ export function Flags() {
   const [rowProblem, setRowProblem] = useState<{ key: string; message: string } | null>(null);
   const [typed, setTyped] = useState(search);
 
-  // Read again in another organization (the client sends the one chosen).
-  const organizationId = session.organization?.id;
   const read = useCallback(() => {
     const query = { page, limit: PAGE_SIZE, includeArchived: includeArchived ? 'true' : 'false', ...(search ? { search } : {}) } as const;
     return ok(api.GET('/v1/flags', { params: { query } }));
-  }, [page, includeArchived, search, organizationId]);
+  }, [page, includeArchived, search]);
   const { data, problem, reload: load } = useLatestRead<FlagPage>(read);
   // A flag changed by anyone (another person, a key, a schedule): read the page again.
   useOrganizationEvents((event) => {

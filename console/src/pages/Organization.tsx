@@ -36,7 +36,7 @@ export function Organization() {
   }, [session.isAdmin]);
   useEffect(() => {
     void load();
-  }, [load, session.organization?.id]);
+  }, [load]);
 
   const act = async (call: () => Promise<unknown>) => {
     setProblem(null);

@@ -32,18 +32,17 @@ export function Storage() {
   const [kind, setKind] = useState<Kind | ''>('');
   const [page, setPage] = useState(1);
   const [deleting, setDeleting] = useState<Item | null>(null);
-  const organizationId = session.organization?.id;
   const read = useCallback(async () => {
     const [stats, items] = await Promise.all([
       ok(api.GET('/v1/storage')),
       ok(api.GET('/v1/storage/items', { params: { query: { page, limit: 12, ...(kind ? { kind } : {}) } } })),
     ]);
     return { stats, items };
-  }, [kind, page, organizationId]); // read again in another organization (the client sends the one chosen)
+  }, [kind, page]);
   const { data, problem: readProblem, reload: load } = useLatestRead(read);
   const stats = data?.stats ?? null;
   const items = data?.items ?? null;
-  const [deleteProblem, setProblem] = useState<ApiProblem | null>(null);
+  const [deleteProblem, setDeleteProblem] = useState<ApiProblem | null>(null);
   const problem = deleteProblem ?? readProblem;
   useOrganizationEvents((event) => {
     if (event.type === 'storage') void load();
@@ -51,12 +50,12 @@ export function Storage() {
 
   const remove = async (item: Item) => {
     setDeleting(null);
-    setProblem(null);
+    setDeleteProblem(null);
     try {
       await ok(api.DELETE('/v1/storage/{fileId}', { params: { path: { fileId: item.id } } }));
       await load();
     } catch (error) {
-      setProblem(error as ApiProblem);
+      setDeleteProblem(error as ApiProblem);
     }
   };
 

@@ -277,6 +277,26 @@ async function main() {
   if (only === undefined || only === 'config' || only === 'config:redis') deployments.push('redis');
   const summaries = {};
   let measured = false;
+
+  /**
+   * One part of the bench, measured by `measure` on a service of its own (started with the options `options()`
+   * gives): a failure is reported and the next part runs; the service is stopped by PID whatever happens.
+   */
+  const onServiceOfItsOwn = async (title, options, measure) => {
+    let service = null;
+    try {
+      service = await startService(options());
+      running.add(service);
+      await measure(service);
+    } catch (error) {
+      process.stdout.write(`\n!!! ${title} BENCHMARK FAILED: ${error.stack || error.message}\n\n`);
+    } finally {
+      if (service) {
+        await service.stop();
+        running.delete(service);
+      }
+    }
+  };
   try {
     for (const deployment of deployments) {
       let redis = null;
@@ -354,99 +374,82 @@ async function main() {
     }
 
     if (only === undefined || only === 'ofrep') {
-      let service = null;
-      try {
-        service = await startService({ name: 'ofrep', pin, tmpDir });
-        running.add(service);
-        const result = await runOfrepBench({
-          baseUrl: service.baseUrl,
-          adminToken: service.adminToken,
-          serverPid: service.pid,
-          log,
-          tmpDir,
-          pin,
-          tool,
-          duration,
-          connections,
-          warmup,
-          rounds,
-        });
-        measured = true;
-        process.stdout.write(
-          `\n== OFREP bulk evaluation with targeting: 50 flags x 5 rules against 50 flags without rules (load by ${tool.name}) ==\n`,
-        );
-        process.stdout.write(`${formatOfrepReport(result)}\n\n`);
-      } catch (error) {
-        process.stdout.write(`\n!!! OFREP BENCHMARK FAILED: ${error.stack || error.message}\n\n`);
-      } finally {
-        if (service) {
-          await service.stop();
-          running.delete(service);
-        }
-      }
+      await onServiceOfItsOwn(
+        'OFREP',
+        () => ({ name: 'ofrep', pin, tmpDir }),
+        async (service) => {
+          const result = await runOfrepBench({
+            baseUrl: service.baseUrl,
+            adminToken: service.adminToken,
+            serverPid: service.pid,
+            log,
+            tmpDir,
+            pin,
+            tool,
+            duration,
+            connections,
+            warmup,
+            rounds,
+          });
+          measured = true;
+          process.stdout.write(
+            `\n== OFREP bulk evaluation with targeting: 50 flags x 5 rules against 50 flags without rules (load by ${tool.name}) ==\n`,
+          );
+          process.stdout.write(`${formatOfrepReport(result)}\n\n`);
+        },
+      );
     }
 
     if (only === undefined || only === 'tenants') {
-      let service = null;
-      try {
-        service = await startService({ name: 'tenants', pin, tmpDir });
-        running.add(service);
-        const result = await runTenantsBench({
-          baseUrl: service.baseUrl,
-          adminToken: service.adminToken,
-          dataDir: service.dataDir,
-          log,
-          tenants: Math.floor(positiveNumber('BENCH_TENANTS', 300)),
-          periodSeconds: positiveNumber('BENCH_TENANT_POLL_SECONDS', 6),
-          seconds: positiveNumber('BENCH_TENANT_SECONDS', 60),
-        });
-        measured = true;
-        process.stdout.write(`== Many small tenants: database work per poll ==\n${formatTenantsReport(result)}\n\n`);
-      } catch (error) {
-        process.stdout.write(`\n!!! TENANTS BENCHMARK FAILED: ${error.stack || error.message}\n\n`);
-      } finally {
-        if (service) {
-          await service.stop();
-          running.delete(service);
-        }
-      }
+      await onServiceOfItsOwn(
+        'TENANTS',
+        () => ({ name: 'tenants', pin, tmpDir }),
+        async (service) => {
+          const result = await runTenantsBench({
+            baseUrl: service.baseUrl,
+            adminToken: service.adminToken,
+            dataDir: service.dataDir,
+            log,
+            tenants: Math.floor(positiveNumber('BENCH_TENANTS', 300)),
+            periodSeconds: positiveNumber('BENCH_TENANT_POLL_SECONDS', 6),
+            seconds: positiveNumber('BENCH_TENANT_SECONDS', 60),
+          });
+          measured = true;
+          process.stdout.write(`== Many small tenants: database work per poll ==\n${formatTenantsReport(result)}\n\n`);
+        },
+      );
     }
 
     if (only === undefined || only === 'storage') {
-      let service = null;
-      try {
-        service = await startService({ name: 'storage', pin, tmpDir });
-        running.add(service);
-        process.stdout.write('== Storage ==\n');
-        const result = await runStorageBench({
-          baseUrl: service.baseUrl,
-          adminToken: service.adminToken,
-          serverPid: service.pid,
-          log,
-          dataDir: service.dataDir,
-          tmpDir,
-          pin,
-        });
-        measured = true;
-        process.stdout.write(`${typeof result === 'string' ? result : JSON.stringify(result, null, 2)}\n\n`);
-      } catch (error) {
-        process.stdout.write(`\n!!! STORAGE BENCHMARK FAILED: ${error.stack || error.message}\n\n`);
-      } finally {
-        if (service) {
-          await service.stop();
-          running.delete(service);
-        }
-      }
+      await onServiceOfItsOwn(
+        'STORAGE',
+        () => ({ name: 'storage', pin, tmpDir }),
+        async (service) => {
+          process.stdout.write('== Storage ==\n');
+          const result = await runStorageBench({
+            baseUrl: service.baseUrl,
+            adminToken: service.adminToken,
+            serverPid: service.pid,
+            log,
+            dataDir: service.dataDir,
+            tmpDir,
+            pin,
+          });
+          measured = true;
+          process.stdout.write(`${typeof result === 'string' ? result : JSON.stringify(result, null, 2)}\n\n`);
+        },
+      );
     }
 
     if (only === undefined || only === 'streams') {
-      let service = null;
-      try {
-        const files = planOpenFiles(streams, connections);
+      let files = null;
+      const streamsService = () => {
+        files = planOpenFiles(streams, connections);
         log(files.note);
         if (files.streams < 1) throw new Error('not even one stream fits in the open-file limit');
-        service = await startService({ name: 'streams', pin, tmpDir, prefix: files.prefix });
-        running.add(service);
+        return { name: 'streams', pin, tmpDir, prefix: files.prefix };
+      };
+      await onServiceOfItsOwn('CHANGE-STREAM', streamsService, async (service) => {
         const summary = await runStreamsBench({
           baseUrl: service.baseUrl,
           adminToken: service.adminToken,
@@ -467,14 +470,7 @@ async function main() {
           `\n== Change stream: ${summary.streams} idle streams on one instance, one change, the poll beside them (load by ${tool.name}) ==\n`,
         );
         process.stdout.write(`${formatStreamsReport(summary, { limitedNote: files.limited ? files.note : undefined })}\n\n`);
-      } catch (error) {
-        process.stdout.write(`\n!!! CHANGE-STREAM BENCHMARK FAILED: ${error.stack || error.message}\n\n`);
-      } finally {
-        if (service) {
-          await service.stop();
-          running.delete(service);
-        }
-      }
+      });
     }
   } catch (error) {
     process.stdout.write(`\n!!! ${error.message}\n`);

@@ -9,7 +9,7 @@ import {
   UpdateOrganizationDto,
 } from '../organizations/dto/organization.dto';
 import type { OrganizationsService } from '../organizations/organizations.service';
-import { AddMemberDto, CreateUserDto, ListUsersQueryDto, UpdateMemberDto } from '../people/dto/people.dto';
+import { AddMemberDto, CreateUserDto, ListUsersQueryDto, UpdateMemberDto, VerifyUserDto } from '../people/dto/people.dto';
 import type { PeopleService } from '../people/people.service';
 import { CliError } from './cli-error';
 
@@ -99,6 +99,16 @@ export const COMMANDS: Record<string, CommandSpec> = {
       const given = env[PASSWORD_VARIABLE];
       const dto = await validated(CreateUserDto, { email: flags.email, name: flags.name, ...(given !== undefined && { password: given }) });
       return ({ people }) => people.createUser(dto);
+    },
+  },
+  'verify-user': {
+    summary:
+      "Mark a user's email as verified: you vouch that the person reads it (as for a user you create). Single sign-on then signs " +
+      'into the account without taking it over (no admin API call: the operator only)',
+    flags: ['email'],
+    prepare: async (flags) => {
+      const dto = await validated(VerifyUserDto, { email: flags.email });
+      return ({ people }) => people.verifyUser(dto.email);
     },
   },
   'list-users': {

@@ -5,6 +5,8 @@ export interface User {
   email: string;
   name: string;
   createdAt: Date;
+  /** The person proved they read the email, a single sign-on provider vouched for it, or the operator made the user. */
+  emailVerified: boolean;
 }
 
 /** A user as sign-in reads them: with the stored password hash (null: single sign-on only). */
@@ -41,4 +43,10 @@ export interface Invitation {
   role: Role;
   createdAt: Date;
   expiresAt: Date;
+}
+
+/** A single sign-on identity: the provider's `iss` and `sub`, linked to one user. */
+export interface UserIdentity {
+  issuer: string;
+  subject: string;
 }

@@ -7,11 +7,12 @@ import { OrganizationPeopleController } from './organization-people.controller';
 import { SignInService } from './sign-in.service';
 import { SsoController } from './sso.controller';
 import { SsoService } from './sso.service';
+import { UserIdentitiesRepository } from './user-identities.repository';
 
 /** People on the HTTP API (README, "People and sessions"): the admin API's users and members, signing in, and an organization's own people and keys. */
 @Module({
   imports: [MembersModule, OrganizationsModule],
   controllers: [AuthController, SsoController, AdminPeopleController, OrganizationPeopleController],
-  providers: [SignInService, SsoService],
+  providers: [SignInService, SsoService, UserIdentitiesRepository],
 })
 export class PeopleModule {}

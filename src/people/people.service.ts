@@ -60,9 +60,17 @@ export class PeopleService implements OrganizationFounder {
 
   async createUser(dto: CreateUserDto): Promise<UserDto> {
     const passwordHash = dto.password === undefined ? null : await this.hasher.hash(dto.password);
-    const user = await this.users.create(this.sql, dto.email, dto.name, passwordHash);
+    const user = await this.users.create(this.sql, dto.email, dto.name, passwordHash, true);
     if (!user) throw PeopleErrors.emailTaken();
     return UserDto.from(user);
+  }
+
+  /** The CLI's verify-user: the operator vouches for the user's email (decisions.md, "Proof of an email"). */
+  async verifyUser(email: string): Promise<UserDto> {
+    const user = await this.users.findByEmail(this.sql, email);
+    const verified = user && (await this.users.markEmailVerified(this.sql, user.id));
+    if (!verified) throw PeopleErrors.userWithEmailNotFound(email);
+    return UserDto.from(verified);
   }
 
   async listUsers(query: ListUsersQueryDto): Promise<UserPageDto> {
@@ -94,7 +102,7 @@ export class PeopleService implements OrganizationFounder {
   async found(tx: Transaction, organizationId: string, admin: FirstAdminDto): Promise<FirstAdminUserDto> {
     let user = await this.users.findByEmail(tx, admin.email);
     if (!user) {
-      const created = await this.users.create(tx, admin.email, admin.name, await this.hasher.hash(admin.password));
+      const created = await this.users.create(tx, admin.email, admin.name, await this.hasher.hash(admin.password), true);
       // Created by another transaction since the read: a unique violation has aborted this one, so start over.
       if (!created) throw PeopleErrors.emailTaken();
       user = { ...created, passwordHash: null };

@@ -73,7 +73,7 @@ export class SignInService {
     const user = await this.users.find(this.sql, userId);
     if (!user) throw PeopleErrors.userNotFound(userId);
     const organizations = await this.users.organizationsOf(this.sql, userId);
-    return { user: { id: user.id, email: user.email, name: user.name }, organizations, csrfToken };
+    return { user: { id: user.id, email: user.email, name: user.name, emailVerified: user.emailVerified }, organizations, csrfToken };
   }
 
   logout(signedIn: SignedInUser): Promise<void> {
@@ -121,14 +121,15 @@ export class SignInService {
         return { body: null, session: null, joined: existing.id };
       }
       if (dto.name === undefined || passwordHash === undefined) throw PeopleErrors.nameAndPasswordRequired();
-      const user = await this.users.create(tx, invitation.email, dto.name, passwordHash);
+      // Unverified: whoever holds the link chose the password, not necessarily the invited person.
+      const user = await this.users.create(tx, invitation.email, dto.name, passwordHash, false);
       if (!user) throw PeopleErrors.emailTaken();
       await this.join(tx, invitation, user.id);
       const session = await this.sessions.issue(tx, user.id);
       const organizations = await this.users.organizationsOf(tx, user.id);
       return {
         session,
-        body: { user: { id: user.id, email: user.email, name: user.name }, organizations, csrfToken: session.csrfToken },
+        body: { user: { id: user.id, email: user.email, name: user.name, emailVerified: user.emailVerified }, organizations, csrfToken: session.csrfToken },
         joined: user.id,
       };
     });

@@ -6,7 +6,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Public } from '../http/access';
 import { IgnoresUnknownQueryParameters } from '../http/query-parameters';
 import { PENDING_LIFETIME_MS } from './oidc/oidc-pending';
-import { SsoRefusal, SsoService } from './sso.service';
+import { SsoRefusal, SsoService, TAKEN_OVER_NOTICE } from './sso.service';
 
 /** The cookie that carries a pending sign-in (sealed) from its start to the provider's callback. */
 export const SSO_COOKIE = 'flagstore_sso';
@@ -76,17 +76,24 @@ export class SsoController {
   @ApiOperation({
     summary: 'Where the provider sends the browser back; signs the person in',
     description:
-      'Completes the flow: checks the state against the pending sign-in, exchanges the code, validates the ID token. The provider’s ' +
-      'verified email signs in the user with that email (and accepts their pending invitations), or makes a user of a pending ' +
-      'invitation; the session cookie is set and the browser goes to returnTo. Anyone else, an unverified email, a tampered state or ' +
-      'an expired code get a page that says so.',
+      'Completes the flow: checks the state against the pending sign-in, exchanges the code, validates the ID token. An identity ' +
+      '(the provider’s iss and sub) signed in before signs into the same user whatever its email now. Otherwise the provider’s ' +
+      'verified email signs in the verified user with that email and links the identity, takes over an unverified one (an account made ' +
+      'through an invitation link: its password is removed and its sessions end; a page says so), or makes a user of a pending ' +
+      'invitation; every sign-in accepts the pending invitations for the user’s email. The session cookie is set and the browser goes ' +
+      'to returnTo. Anyone else, an unverified email, an account linked to another identity, a tampered state or an expired code get a ' +
+      'page that says so.',
   })
   @ApiFoundResponse({ description: 'Signed in: to returnTo, with the session cookie set', headers: LOCATION })
+  @ApiOkResponse({
+    description: 'Signed in, and the sign-in took an unverified account over: a page says so, with the session cookie set and a link to returnTo',
+    content: PAGE,
+  })
   @ApiProduces('text/html')
   @ApiResponse({ status: 400, description: 'The sign-in expired, was tampered with, or was not started in this browser', content: PAGE })
   @ApiResponse({
     status: 403,
-    description: 'No account and no invitation for this email, an unverified email, or the provider refused',
+    description: 'No account and no invitation for this email, an unverified email, an account linked to another identity, or the provider refused',
     content: PAGE,
   })
   @ApiResponse({ status: 404, description: 'Single sign-on is not configured', content: PAGE })
@@ -95,10 +102,11 @@ export class SsoController {
   async callback(@Req() request: Request, @Res() response: Response): Promise<void> {
     const clearPending = this.ssoCookie('', 0);
     try {
-      const { session, returnTo } = await this.sso.finish(request.originalUrl, cookieValue(request.headers.cookie, SSO_COOKIE));
+      const { session, returnTo, takenOver } = await this.sso.finish(request.originalUrl, cookieValue(request.headers.cookie, SSO_COOKIE));
       const sessionCookie = sessionCookieHeader(session.token, this.config.sessions.maxMs / 1000, this.config.sessions.secureCookie);
       response.setHeader('Set-Cookie', [sessionCookie, clearPending]);
-      redirect(response, returnTo);
+      if (takenOver) this.takenOverPage(response, returnTo);
+      else redirect(response, returnTo);
     } catch (error) {
       response.setHeader('Set-Cookie', clearPending);
       this.page(response, error);
@@ -119,6 +127,18 @@ export class SsoController {
     response.send(
       '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in failed · Flagstore</title></head>' +
         `<body><main><h1>You are not signed in</h1><p>${escapeHtml(error.message)}</p><p><a href="/console">Back to sign-in</a></p></main></body></html>`,
+    );
+  }
+
+  /** Signed in, but the person must read what happened to the account before going on (a page, not a redirect). */
+  private takenOverPage(response: Response, returnTo: string): void {
+    response.status(200);
+    response.setHeader('Content-Type', 'text/html; charset=utf-8');
+    response.setHeader('Cache-Control', 'no-store');
+    response.send(
+      '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Signed in · Flagstore</title></head>' +
+        `<body><main><h1>You are signed in</h1><p role="alert">${escapeHtml(TAKEN_OVER_NOTICE)}</p>` +
+        `<p><a href="${escapeHtml(returnTo)}">Continue</a></p></main></body></html>`,
     );
   }
 }

@@ -4,16 +4,23 @@ import { pagedRows } from '../database/paged-rows';
 import { Db, isUniqueViolation, Transaction } from '../database/sql';
 import { User, UserOrganization, UserWithPassword } from './people.model';
 
-const USER = `id, email, name, created_at AS "createdAt"`;
+const USER = `id, email, name, created_at AS "createdAt", email_verified_at IS NOT NULL AS "emailVerified"`;
 export const USER_EMAIL_KEY = 'users_email_key';
 
 /** The `users` rows, on the `Db` it is given. A deleted user keeps their row (marked) so that history can name them. */
 @Injectable()
 export class UsersRepository {
-  /** The new user, or null when a user with that email (ignoring case) exists. */
-  async create(db: Db, email: string, name: string, passwordHash: string | null): Promise<User | null> {
+  /**
+   * The new user, or null when a user with that email (ignoring case) exists. `emailVerified`: the operator made them,
+   * or a single sign-on provider vouched for the email; not when whoever held an invitation's link chose the password.
+   */
+  async create(db: Db, email: string, name: string, passwordHash: string | null, emailVerified: boolean): Promise<User | null> {
     try {
-      return await db.row<User>(`INSERT INTO users (email, name, password_hash) VALUES ($1, $2, $3) RETURNING ${USER}`, [email, name, passwordHash]);
+      return await db.row<User>(
+        `INSERT INTO users (email, name, password_hash, email_verified_at) VALUES ($1, $2, $3, CASE WHEN $4::boolean THEN clock_timestamp() END)
+         RETURNING ${USER}`,
+        [email, name, passwordHash, emailVerified],
+      );
     } catch (error) {
       if (isUniqueViolation(error, USER_EMAIL_KEY)) return null;
       throw error;
@@ -56,6 +63,26 @@ export class UsersRepository {
       userId,
       passwordHash,
     ]);
+  }
+
+  /** Marks the user's email verified (kept as it was when it already is); null when there is no such user. */
+  markEmailVerified(db: Db, userId: string): Promise<User | null> {
+    return db.row<User>(
+      `UPDATE users SET email_verified_at = coalesce(email_verified_at, clock_timestamp()) WHERE id = $1 AND deleted_at IS NULL RETURNING ${USER}`,
+      [userId],
+    );
+  }
+
+  /**
+   * Single sign-on takes an unverified account over: its password goes (whoever chose it cannot sign in with it) and
+   * its email is verified. Ending its sessions is the caller's part.
+   */
+  async takeOver(tx: Transaction, userId: string): Promise<void> {
+    await tx.rows(
+      `UPDATE users SET password_hash = NULL, email_verified_at = coalesce(email_verified_at, clock_timestamp()), changed_xid = pg_current_xact_id()
+       WHERE id = $1 AND deleted_at IS NULL`,
+      [userId],
+    );
   }
 
   async markDeleted(tx: Transaction, userId: string): Promise<void> {

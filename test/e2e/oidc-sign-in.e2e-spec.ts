@@ -86,13 +86,25 @@ describe('single sign-on against a real OpenID provider', () => {
     expect(url).not.toContain(pending.codeVerifier);
 
     const callback = pathOf(await signInAtProvider(url, { login: 'ada' }));
-    expect(await oidc.finish(callback, pending)).toEqual({ email: 'ada@studio.test', emailVerified: true, name: 'Ada Lovelace', subject: 'ada' });
+    expect(await oidc.finish(callback, pending)).toEqual({
+      email: 'ada@studio.test',
+      emailVerified: true,
+      name: 'Ada Lovelace',
+      subject: 'ada',
+      issuer: provider.issuer,
+    });
   });
 
   it('answers an unverified email as such', async () => {
     const oidc = signIn();
     const { callback, pending } = await signedInAtProvider(oidc, 'bob');
-    expect(await oidc.finish(callback, pending)).toEqual({ email: 'bob@studio.test', emailVerified: false, name: 'Bob', subject: 'bob' });
+    expect(await oidc.finish(callback, pending)).toEqual({
+      email: 'bob@studio.test',
+      emailVerified: false,
+      name: 'Bob',
+      subject: 'bob',
+      issuer: provider.issuer,
+    });
   });
 
   it('reads email_verified sent as a string, as Amazon Cognito sends it, and leaves out a blank name', async () => {
@@ -102,7 +114,7 @@ describe('single sign-on against a real OpenID provider', () => {
     ] as const) {
       const oidc = signIn();
       const { callback, pending } = await signedInAtProvider(oidc, login);
-      expect(await oidc.finish(callback, pending)).toEqual({ email: `${login}@studio.test`, emailVerified, subject: login });
+      expect(await oidc.finish(callback, pending)).toEqual({ email: `${login}@studio.test`, emailVerified, subject: login, issuer: provider.issuer });
     }
   });
 
@@ -250,7 +262,13 @@ describe('single sign-on against a real OpenID provider', () => {
     it('answers the email from the ID token', async () => {
       const oidc = new OidcSignIn({ issuer: generous.issuer, ...client });
       const { callback, pending } = await signedInAtProvider(oidc, 'bob');
-      expect(await oidc.finish(callback, pending)).toEqual({ email: 'bob@studio.test', emailVerified: false, name: 'Bob', subject: 'bob' });
+      expect(await oidc.finish(callback, pending)).toEqual({
+      email: 'bob@studio.test',
+      emailVerified: false,
+      name: 'Bob',
+      subject: 'bob',
+      issuer: provider.issuer,
+    });
     });
   });
 });

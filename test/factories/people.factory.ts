@@ -12,7 +12,7 @@ export interface SignedIn {
   email: string;
   cookie: string;
   csrfToken: string;
-  body: { user: { id: string; email: string; name: string }; organizations: { id: string; name: string; role: Role }[]; csrfToken: string };
+  body: { user: { id: string; email: string; name: string; emailVerified?: boolean }; organizations: { id: string; name: string; role: Role }[]; csrfToken: string };
 }
 
 let users = 0;
@@ -26,7 +26,7 @@ export async function createUser(t: TestApp, fields: { email?: string; name?: st
     ...(fields.password === null ? {} : { password: fields.password ?? PASSWORD }),
   };
   const response = await admin(t).post('/users').send(body).expect(201);
-  return response.body as { id: string; email: string; name: string; createdAt: string };
+  return response.body as { id: string; email: string; name: string; createdAt: string; emailVerified: boolean };
 }
 
 export async function addMember(t: TestApp, organizationId: string, userId: string, role: Role): Promise<void> {

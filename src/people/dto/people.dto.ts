@@ -10,6 +10,9 @@ import { Membership, User } from '../people.model';
 const PASSWORD = { minLength: 12, maxLength: 256, format: 'password' } as const;
 const EMAIL_MESSAGE = 'email must be an email address';
 const ROLE_MESSAGE = `role must be one of ${ROLES.join(', ')}`;
+const EMAIL_VERIFIED =
+  'Whether the email is proven: the operator made the user (admin API, CLI) or single sign-on vouched for it. A user made through an ' +
+  'invitation link is not (whoever held the link chose the password): single sign-on with that email takes the account over';
 
 export class CreateUserDto {
   @ApiProperty({ format: 'email', maxLength: 254, example: 'maya@acme.example', description: 'Unique among users, compared ignoring case' })
@@ -35,10 +38,19 @@ export class UserDto {
   @ApiProperty({ format: 'email' }) email: string;
   @ApiProperty() name: string;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
+  @ApiProperty({ description: EMAIL_VERIFIED }) emailVerified: boolean;
 
   static from(user: User): UserDto {
-    return { id: user.id, email: user.email, name: user.name, createdAt: user.createdAt.toISOString() };
+    return { id: user.id, email: user.email, name: user.name, createdAt: user.createdAt.toISOString(), emailVerified: user.emailVerified };
   }
+}
+
+/** The CLI's verify-user. */
+export class VerifyUserDto {
+  @Transform(trimmedString)
+  @IsEmail({}, { message: EMAIL_MESSAGE })
+  @MaxLength(254)
+  email: string;
 }
 
 export class ListUsersQueryDto extends PageQueryDto {
@@ -132,6 +144,7 @@ export class SessionUserDto {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ format: 'email' }) email: string;
   @ApiProperty() name: string;
+  @ApiProperty({ description: EMAIL_VERIFIED }) emailVerified: boolean;
 }
 
 export class SessionOrganizationDto {

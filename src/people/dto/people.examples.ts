@@ -3,7 +3,7 @@
 const MAYA = { id: '6f1c2a4e-8b3d-4c5e-9f10-2a3b4c5d6e7f', email: 'maya@acme.example', name: 'Maya Lin' };
 const ACME = 'a3f1c9e2-4b7d-4e8a-9c1f-2d3e4f5a6b7c';
 
-export const USER_EXAMPLE = { ...MAYA, createdAt: '2026-11-20T09:30:00.000Z' };
+export const USER_EXAMPLE = { ...MAYA, createdAt: '2026-11-20T09:30:00.000Z', emailVerified: true };
 
 export const USER_PAGE_EXAMPLE = { results: [USER_EXAMPLE], total: 1, page: 1, totalPages: 1 };
 
@@ -24,7 +24,7 @@ export const MEMBER_LIST_EXAMPLE = {
 };
 
 export const SESSION_EXAMPLE = {
-  user: MAYA,
+  user: { ...MAYA, emailVerified: true },
   organizations: [{ id: ACME, name: 'Acme Games (production)', role: 'admin' }],
   csrfToken: 'kS3n2VdQ6oWw3C2m1Zf8bq0yX5uH7tJ9rL4pE6aB1cD',
 };

@@ -17,8 +17,13 @@ export interface OidcSignInOptions {
   httpTimeoutMs?: number;
 }
 
-/** Who the provider says signed in. Only a verified email may sign anyone in; the route decides what else to do. */
+/**
+ * Who the provider says signed in: `issuer` and `subject` name the account at the provider for good; the email is what
+ * the provider says today. The route decides what they mean.
+ */
 export interface OidcIdentity {
+  /** The ID token's `iss`, checked by openid-client against the discovered issuer. */
+  issuer: string;
   email: string;
   emailVerified: boolean;
   name?: string;
@@ -109,6 +114,7 @@ export class OidcSignIn {
       emailVerified: claims.email_verified === true || (claims.email_verified as unknown) === 'true',
       name: typeof claims.name === 'string' && claims.name.trim() !== '' ? claims.name.trim() : undefined,
       subject: idClaims.sub,
+      issuer: idClaims.iss,
     };
   }
 

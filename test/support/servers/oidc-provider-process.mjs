@@ -13,8 +13,9 @@
 // only in the redirect URIs of clients allowed the implicit flow, and these have the code flow alone.
 //
 // Prints `issuer=<url>` on stdout once it listens. Over the IPC channel, `{ clockOffsetSeconds }` moves this
-// process's clock (Date.now, which the provider reads for every expiry), answered with `{ clockOffsetSeconds }`;
-// the process exits when the channel closes, so it never outlives the test that started it.
+// process's clock (Date.now, which the provider reads for every expiry), and `{ account }` adds an account or
+// replaces the one with its `sub` (a person whose email changed at the provider); each is answered with the message
+// itself. The process exits when the channel closes, so it never outlives the test that started it.
 import { generateKeyPairSync } from 'node:crypto';
 import { createServer } from 'node:http';
 import process from 'node:process';
@@ -51,7 +52,8 @@ server.listen(port, '127.0.0.1', () => {
 });
 
 process.on('message', (message) => {
-  clockOffsetMs = message.clockOffsetSeconds * 1000;
-  process.send({ clockOffsetSeconds: message.clockOffsetSeconds });
+  if (message.account) accountsBySub.set(message.account.sub, message.account);
+  else clockOffsetMs = message.clockOffsetSeconds * 1000;
+  process.send(message);
 });
 process.on('disconnect', () => process.exit(0));

@@ -33,6 +33,8 @@ export interface OidcTestProvider {
    * checks from now on: a code expires without waiting, an ID token is issued already expired, a skew is simulated.
    */
   setClockOffset(seconds: number): Promise<void>;
+  /** Adds an account, or replaces the one with its `sub` (its email changed at the provider, say), for sign-ins from now on. */
+  setAccount(account: OidcTestAccount): Promise<void>;
   /** Ends the provider (by PID) and waits for it to exit. */
   stop(): Promise<void>;
 }
@@ -81,6 +83,7 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<O
   return {
     issuer,
     setClockOffset: (seconds) => send(child, { clockOffsetSeconds: seconds }),
+    setAccount: (account) => send(child, { account }),
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await exited;
@@ -88,8 +91,8 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<O
   };
 }
 
-/** Sends `message` and waits for the provider's echo of it, so that what follows runs on the new clock. */
-function send(child: ChildProcess, message: { clockOffsetSeconds: number }): Promise<void> {
+/** Sends `message` and waits for the provider's echo of it, so that what follows runs on the new clock or accounts. */
+function send(child: ChildProcess, message: { clockOffsetSeconds: number } | { account: OidcTestAccount }): Promise<void> {
   return new Promise((resolve, reject) => {
     child.once('message', () => resolve());
     child.send(message, (error) => error && reject(error));

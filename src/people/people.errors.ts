@@ -15,7 +15,8 @@ export enum PeopleErrorCode {
 export const PeopleErrors = {
   emailTaken: () => new DomainError(HttpStatus.CONFLICT, PeopleErrorCode.EMAIL_TAKEN, 'email: a user with this email already exists'),
   userNotFound: (userId: string) => new DomainError(HttpStatus.NOT_FOUND, PeopleErrorCode.USER_NOT_FOUND, `User ${userId} not found`),
-  userWithEmailNotFound: (email: string) => new DomainError(HttpStatus.NOT_FOUND, PeopleErrorCode.USER_NOT_FOUND, `email: no user has the email ${email}`),
+  userWithEmailNotFound: (email: string) =>
+    new DomainError(HttpStatus.NOT_FOUND, PeopleErrorCode.USER_NOT_FOUND, `email: no user has the email ${email}`),
   memberNotFound: (userId: string) =>
     new DomainError(HttpStatus.NOT_FOUND, PeopleErrorCode.MEMBER_NOT_FOUND, `User ${userId} is not a member of this organization`),
   alreadyAMember: () => new DomainError(HttpStatus.CONFLICT, PeopleErrorCode.ALREADY_A_MEMBER, 'This user is already a member of the organization'),

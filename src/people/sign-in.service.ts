@@ -10,7 +10,7 @@ import { InvalidationBus } from '../invalidation/invalidation-bus';
 import { CLOCK, Clock } from '../common/clock';
 import { Db, Sql, Transaction } from '../database/sql';
 import { Transactions } from '../database/transactions';
-import { AcceptInvitationDto, ChangePasswordDto, LoginDto, SessionDto } from './dto/people.dto';
+import { AcceptInvitationDto, ChangePasswordDto, LoginDto, SessionDto, SessionUserDto } from './dto/people.dto';
 import { InvitationsRepository } from './invitations.repository';
 import { MembershipsRepository } from './memberships.repository';
 import { Invitation } from './people.model';
@@ -73,7 +73,7 @@ export class SignInService {
     const user = await this.users.find(this.sql, userId);
     if (!user) throw PeopleErrors.userNotFound(userId);
     const organizations = await this.users.organizationsOf(this.sql, userId);
-    return { user: { id: user.id, email: user.email, name: user.name, emailVerified: user.emailVerified }, organizations, csrfToken };
+    return { user: SessionUserDto.from(user), organizations, csrfToken };
   }
 
   logout(signedIn: SignedInUser): Promise<void> {
@@ -129,7 +129,7 @@ export class SignInService {
       const organizations = await this.users.organizationsOf(tx, user.id);
       return {
         session,
-        body: { user: { id: user.id, email: user.email, name: user.name, emailVerified: user.emailVerified }, organizations, csrfToken: session.csrfToken },
+        body: { user: SessionUserDto.from(user), organizations, csrfToken: session.csrfToken },
         joined: user.id,
       };
     });

@@ -122,7 +122,9 @@ export class SsoService {
       const { userId, takenOver, ended } = linked !== null ? { userId: linked, takenOver: false, ended: [] } : await this.firstSignIn(tx, identity);
       const user = await this.users.find(tx, userId);
       if (!user) throw new SsoRefusal(409, 'Your account changed during the sign-in; please sign in again.');
-      for (const invitation of await this.invitations.pendingFor(tx, user.email, this.clock.now())) {
+      // Linked users are verified (linking verifies): the check keeps invitations out of an unverified account regardless.
+      const invitations = user.emailVerified ? await this.invitations.pendingFor(tx, user.email, this.clock.now()) : [];
+      for (const invitation of invitations) {
         // Already a member (joined meanwhile): the invitation stays pending, to expire or be withdrawn.
         if (await this.memberships.add(tx, invitation.organizationId, userId, invitation.role)) {
           await this.invitations.markAccepted(tx, invitation.id, userId);

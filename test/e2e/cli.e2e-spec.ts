@@ -268,7 +268,7 @@ describe('admin CLI', () => {
     const badEmail = await cli('create-user', '--email', 'nope', '--name', 'X');
     expect(badEmail.error).toEqual({ code: 'VALIDATION_ERROR', message: expect.stringMatching(/email must be an email.*--email/) });
     const user = await cli('create-user', '--email', 'sam@cli.example', '--name', 'Sam');
-    expect(user.json).toEqual({ id: expect.any(String), email: 'sam@cli.example', name: 'Sam', createdAt: expect.any(String) });
+    expect(user.json).toEqual({ id: expect.any(String), email: 'sam@cli.example', name: 'Sam', createdAt: expect.any(String), emailVerified: true });
     const added = await cli('add-member', '--org', founded.json.id, '--user', user.json.id, '--role', 'editor');
     expect(added.json).toMatchObject({ userId: user.json.id, role: 'editor' });
     const badRole = await cli('set-role', '--org', founded.json.id, '--user', user.json.id, '--role', 'owner');
@@ -284,6 +284,28 @@ describe('admin CLI', () => {
     expect(listed.json.results.map((u: { email: string }) => u.email)).toEqual(['sam@cli.example', 'boss@cli.example']);
     expect((await cli('delete-user', '--user', user.json.id)).json).toEqual({ deleted: user.json.id });
     expect((await cli('delete-user', '--user', user.json.id)).error?.code).toBe('USER_NOT_FOUND');
+  });
+
+  it("verifies a user's email (verify-user): the operator vouches for it", async () => {
+    const user = await cli('create-user', '--email', 'vera@cli.example', '--name', 'Vera');
+    // As a user made through an invitation link is: unverified.
+    await t.db.query('UPDATE users SET email_verified_at = NULL WHERE id = $1', [user.json.id]);
+    const verified = await cli('verify-user', '--email', 'Vera@cli.example');
+    expect(verified.code).toBe(0);
+    expect(verified.json).toEqual({ id: user.json.id, email: 'vera@cli.example', name: 'Vera', createdAt: user.json.createdAt, emailVerified: true });
+    const { rows } = await t.db.query('SELECT email_verified_at IS NOT NULL AS verified FROM users WHERE id = $1', [user.json.id]);
+    expect(rows).toEqual([{ verified: true }]);
+    expect((await cli('verify-user', '--email', 'vera@cli.example')).json).toMatchObject({ emailVerified: true }); // again: as it was
+
+    expect((await cli('verify-user', '--email', 'nobody@cli.example')).error).toEqual({
+      code: 'USER_NOT_FOUND',
+      message: 'email: no user has the email nobody@cli.example',
+    });
+    expect((await cli('verify-user', '--email', 'nope')).error).toEqual({
+      code: 'VALIDATION_ERROR',
+      message: expect.stringMatching(/email must be an email.*--email/),
+    });
+    expect((await cli('verify-user')).error).toEqual({ code: 'VALIDATION_ERROR', message: '--email is required' });
   });
 
   it('migrates an up-to-date database as a no-op', async () => {

@@ -263,12 +263,12 @@ describe('single sign-on against a real OpenID provider', () => {
       const oidc = new OidcSignIn({ issuer: generous.issuer, ...client });
       const { callback, pending } = await signedInAtProvider(oidc, 'bob');
       expect(await oidc.finish(callback, pending)).toEqual({
-      email: 'bob@studio.test',
-      emailVerified: false,
-      name: 'Bob',
-      subject: 'bob',
-      issuer: provider.issuer,
-    });
+        email: 'bob@studio.test',
+        emailVerified: false,
+        name: 'Bob',
+        subject: 'bob',
+        issuer: generous.issuer,
+      });
     });
   });
 });

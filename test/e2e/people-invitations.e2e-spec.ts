@@ -44,7 +44,7 @@ describe('invitations: a single-use link to join an organization', () => {
     expectApiError(await accept(tokenOf(created.body.url)).send({ name: 'Sam', password: 'short' }), 400, 'VALIDATION_ERROR', /password/);
     const joined = await accept(tokenOf(created.body.url)).send({ name: 'Sam Ortiz', password: 'sam has a passphrase' }).expect(200);
     expect(joined.body).toEqual({
-      user: { id: expect.any(String), email: 'Sam@Studio.example', name: 'Sam Ortiz' },
+      user: { id: expect.any(String), email: 'Sam@Studio.example', name: 'Sam Ortiz', emailVerified: false },
       organizations: [{ id: org.id, name: expect.any(String), role: 'editor' }],
       csrfToken: expect.any(String),
     });

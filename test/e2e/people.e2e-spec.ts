@@ -24,7 +24,7 @@ describe('people: users, sign-in, sessions and roles', () => {
 
       const login = await request(t.http).post('/v1/auth/login').send({ email: email.toUpperCase(), password: PASSWORD }).expect(200);
       expect(login.body).toEqual({
-        user: { id: created.body.admin.id, email, name: 'Maya Lin' },
+        user: { id: created.body.admin.id, email, name: 'Maya Lin', emailVerified: true },
         organizations: [{ id: created.body.id, name: 'Acme (production)', role: 'admin' }],
         csrfToken: expect.stringMatching(/^[\w-]{43}$/),
       });
@@ -399,7 +399,13 @@ describe('people: users, sign-in, sessions and roles', () => {
       const second = await createUser(t, { email: `${marker}@studio.example` });
       const page = await admin(t).get(`/users?search=${marker}`).expect(200);
       expect(page.body.results.map((user: { id: string }) => user.id)).toEqual([second.id, first.id]);
-      expect(page.body.results[0]).toEqual({ id: second.id, email: second.email, name: second.name, createdAt: expect.any(String) });
+      expect(page.body.results[0]).toEqual({
+        id: second.id,
+        email: second.email,
+        name: second.name,
+        createdAt: expect.any(String),
+        emailVerified: true,
+      });
       expect(JSON.stringify(page.body)).not.toMatch(/password|scrypt/);
       expectApiError(await admin(t).get('/users?limit=101'), 400, 'VALIDATION_ERROR', /limit/);
     });

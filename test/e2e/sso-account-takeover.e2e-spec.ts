@@ -182,6 +182,12 @@ describe('single sign-on links identities, and takes over an account made throug
         expect.objectContaining({ email: 'henry@studio.test' }),
       ]);
       expect(await identitiesOf(henry.id)).toEqual([]);
+
+      // The email no longer matters at all: not even whether the provider has verified it.
+      await provider.setAccount({ sub: 'gina', email: 'gina.unconfirmed@studio.test', email_verified: false });
+      const unconfirmed = await singleSignOn('gina');
+      expect(unconfirmed.status).toBe(302);
+      expect((await sessionOf(unconfirmed)).body.user.id).toBe(gina.id);
     } finally {
       await provider.setAccount({ sub: 'gina', email: 'gina@studio.test', email_verified: true, name: 'Gina' });
     }

@@ -85,7 +85,7 @@ describe('single sign-on through the routes, against a real OpenID provider', ()
     expect(cookies).toContainEqual(expect.stringMatching(/^flagstore_sso=; Path=\/v1\/auth\/sso; Max-Age=0/));
 
     const session = await request(t.http).get('/v1/auth/session').set('Cookie', sessionCookieOf(cookies)).expect(200);
-    expect(session.body.user).toEqual({ id: ada.id, email: 'Ada@Studio.test', name: 'Ada' });
+    expect(session.body.user).toEqual({ id: ada.id, email: 'Ada@Studio.test', name: 'Ada', emailVerified: true });
     expect(session.body.organizations).toEqual([{ id: org.id, name: expect.any(String), role: 'editor' }]);
     const me = { userId: ada.id, email: ada.email, cookie: sessionCookieOf(cookies), csrfToken: session.body.csrfToken, body: session.body };
     const flag = await asSession(t, me, org.id).post('/flags').send({ key: 'sso_flag', name: 'x', type: 'boolean', value: true }).expect(201);
@@ -102,7 +102,7 @@ describe('single sign-on through the routes, against a real OpenID provider', ()
     const done = await request(t.http).get(callback).set('Cookie', cookie).expect(302);
     expect(done.headers.location).toBe('/console');
     const session = await request(t.http).get('/v1/auth/session').set('Cookie', sessionCookieOf(done.headers['set-cookie'])).expect(200);
-    expect(session.body.user).toEqual({ id: expect.any(String), email: 'ivy@studio.test', name: 'Ivy Invited' });
+    expect(session.body.user).toEqual({ id: expect.any(String), email: 'ivy@studio.test', name: 'Ivy Invited', emailVerified: true });
     expect(session.body.organizations).toEqual([{ id: org.id, name: expect.any(String), role: 'viewer' }]);
     const { rows } = await t.db.query(`SELECT password_hash FROM users WHERE email = 'ivy@studio.test'`);
     expect(rows).toEqual([{ password_hash: null }]);

@@ -12,7 +12,11 @@ export interface SignedIn {
   email: string;
   cookie: string;
   csrfToken: string;
-  body: { user: { id: string; email: string; name: string; emailVerified?: boolean }; organizations: { id: string; name: string; role: Role }[]; csrfToken: string };
+  body: {
+    user: { id: string; email: string; name: string; emailVerified?: boolean };
+    organizations: { id: string; name: string; role: Role }[];
+    csrfToken: string;
+  };
 }
 
 let users = 0;

@@ -145,6 +145,10 @@ export class SessionUserDto {
   @ApiProperty({ format: 'email' }) email: string;
   @ApiProperty() name: string;
   @ApiProperty({ description: EMAIL_VERIFIED }) emailVerified: boolean;
+
+  static from(user: User): SessionUserDto {
+    return { id: user.id, email: user.email, name: user.name, emailVerified: user.emailVerified };
+  }
 }
 
 export class SessionOrganizationDto {

@@ -1,4 +1,5 @@
 import { createServer } from 'node:net';
+import { Client } from 'pg';
 import { Sql } from '../../src/database/sql';
 import { Transactions } from '../../src/database/transactions';
 import { MAIL_ATTEMPT_TIMEOUT_MS } from '../../src/mail/mail-channel';
@@ -62,6 +63,7 @@ describe('mail through the outbox', () => {
   beforeEach(async () => {
     smtp.received.length = 0;
     smtp.mode = 'accept';
+    smtp.replyDelayMs = 0;
     await smtp.start(); // up, whatever the previous test left
   });
 
@@ -213,6 +215,28 @@ describe('mail through the outbox', () => {
       expect(smtp.received).toEqual([]);
     });
 
+    it('skips a row another instance is claiming at that moment, without waiting for it, and never takes it twice', async () => {
+      const [id] = await commit(t, message('Claimed elsewhere'));
+      // Another instance's claim of the row, not committed yet: the row is locked.
+      const other = new Client({ connectionString: t.adminDatabaseUrl });
+      await other.connect();
+      try {
+        await other.query('BEGIN');
+        await other.query('UPDATE outbox SET attempts = attempts + 1, next_attempt_at = $2 WHERE id = $1', [id, new Date(clock.now() + LEASE_MS)]);
+        const here = deliverDue(t);
+        const blocked = new Promise((resolve) => setTimeout(() => resolve('waited for the lock'), 3_000));
+        expect(await Promise.race([here, blocked])).toEqual([]);
+        await other.query('COMMIT');
+        await here;
+      } finally {
+        await other.end();
+      }
+      // Now leased by the other instance: not due here either.
+      expect(await deliverDue(t)).toEqual([]);
+      expect(smtp.received).toEqual([]);
+      expect(await rowOf(t, id)).toMatchObject({ state: 'pending', attempts: 1 });
+    });
+
     it('gives up at once on a recipient the server refuses for good (550)', async () => {
       smtp.mode = 'refuse-recipients';
       const [id] = await commit(t, message('No such mailbox'));
@@ -287,9 +311,15 @@ describe('mail through the outbox', () => {
       try {
         const a = await createTestApp(mailEnv(), { sameDatabaseAs: keeper });
         const subjects = Array.from({ length: 30 }, (_, index) => `Before shutdown ${index}`);
+        // A slow server: A closes while its first mails wait for their answer, and records them before its pool closes.
+        smtp.replyDelayMs = 300;
         await commit(a, ...subjects.map((subject) => message(subject)));
-        await a.close(); // at once: A may have sent some, and recorded what it sent
+        await smtp.waitFor(1);
+        await a.close();
+        smtp.replyDelayMs = 0;
         const sentByA = smtp.received.length;
+        expect(sentByA).toBeGreaterThan(0);
+        expect(sentByA).toBeLessThan(30);
         const settled = (await rowsOf(keeper)).filter((row) => row.state === 'succeeded').length;
         expect(settled).toBe(sentByA);
 

@@ -31,6 +31,8 @@ export interface SmtpTestServer {
   /** Every message received, in order. */
   readonly received: ReceivedMail[];
   mode: SmtpMode;
+  /** How long the server waits before it answers a message it received (a slow server): 0 by default. */
+  replyDelayMs: number;
   /** Resolves once `count` messages were received in all (rejects after `timeoutMs`). */
   waitFor(count: number, timeoutMs?: number): Promise<ReceivedMail[]>;
   /** Down: the port refuses connections, and the ones open (held ones too) are cut. */
@@ -59,6 +61,7 @@ export async function startSmtpServer(
     ...credentials,
     received,
     mode: 'accept',
+    replyDelayMs: 0,
     waitFor: (count, timeoutMs = 10_000) =>
       new Promise((resolve, reject) => {
         const check = () => {
@@ -103,8 +106,9 @@ export async function startSmtpServer(
               to: session.envelope.rcptTo.map((rcpt) => rcpt.address),
             };
             received.push(parseMail(raw, envelope));
-            callback();
             for (const waiter of [...waiters]) waiter();
+            if (api.replyDelayMs > 0) setTimeout(() => callback(), api.replyDelayMs);
+            else callback();
           });
         },
       });

@@ -5,7 +5,8 @@ import { Transactions } from '../../src/database/transactions';
 import { MAIL_ATTEMPT_TIMEOUT_MS } from '../../src/mail/mail-channel';
 import { MailMessage } from '../../src/mail/mail-message';
 import { Mailer } from '../../src/mail/mailer';
-import { Outbox } from '../../src/outbox/outbox';
+import { ChangeFeed } from '../../src/invalidation/change-feed';
+import { Outbox, OUTBOX_TICK_MS } from '../../src/outbox/outbox';
 import { eventually } from '../support/eventually';
 import { FakeClock } from '../support/fake-clock';
 import { LogCapture } from '../support/log-capture';
@@ -148,6 +149,30 @@ describe('mail through the outbox', () => {
       t = await createTestApp(mailEnv(), { clock });
     });
     afterAll(() => t.close());
+
+    it("sends a mail written here at the instance's next tick, and one written elsewhere once the change feed has read it", async () => {
+      const outbox = t.app.get(Outbox);
+      // Written by another instance (as its enqueue would): this one hears of it with the change feed's next read.
+      const now = clock.date();
+      const {
+        rows: [{ id: elsewhere }],
+      } = await t.db.query<{ id: string }>(
+        `INSERT INTO outbox (channel, payload, next_attempt_at, created_at) VALUES ('mail', $1, $2, $2) RETURNING id`,
+        [JSON.stringify(message('Written elsewhere')), now],
+      );
+      await outbox.tick();
+      expect(smtp.received).toEqual([]);
+      await t.app.get(ChangeFeed).tick();
+      await outbox.tick();
+      expect(smtp.received.map((mail) => mail.subject)).toEqual(['Written elsewhere']);
+      expect(await rowOf(t, elsewhere)).toMatchObject({ state: 'succeeded' });
+
+      // Written here: the next tick sends it, without waiting for the feed.
+      await commit(t, message('Written here'));
+      await outbox.tick();
+      expect(smtp.received.map((mail) => mail.subject)).toEqual(['Written elsewhere', 'Written here']);
+      expect(clock.intervals).toContain(OUTBOX_TICK_MS);
+    });
 
     it('retries while the server is down or busy, and delivers the mail once when it is back', async () => {
       await smtp.stop();

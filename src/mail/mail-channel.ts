@@ -60,7 +60,7 @@ export class MailChannel implements OutboxChannel<MailMessage> {
         : [password, Buffer.from(`\u0000${user}\u0000${password}`).toString('base64'), Buffer.from(password).toString('base64')];
   }
 
-  async send({ id, payload }: OutboxDelivery<MailMessage>): Promise<void> {
+  async send({ id, payload }: OutboxDelivery<MailMessage>, signal: AbortSignal): Promise<void> {
     try {
       await this.transport.sendMail({
         from: this.config.from,
@@ -70,6 +70,8 @@ export class MailChannel implements OutboxChannel<MailMessage> {
         html: payload.html,
         // From the outbox row's id: a mail sent twice (at least once) carries the same Message-ID both times.
         messageId: `<${id}@${this.domain}>`,
+        // The outbox's attempt timeout closes the connection.
+        signal,
       });
     } catch (error) {
       const failure = error as { code?: string; command?: string; permanent?: boolean; message?: string };

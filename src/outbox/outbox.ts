@@ -159,7 +159,11 @@ export class Outbox implements OnApplicationBootstrap, BeforeApplicationShutdown
     while (!this.stopped && outcomes.length < MAX_PER_RUN) {
       const now = this.clock.now();
       const claimed = await this.rows.claimDue(this.sql, names, new Date(now), new Date(now + leaseMs), CLAIM_BATCH);
-      outcomes.push(...(await Promise.all(claimed.map((row) => this.deliver(row)))));
+      // Every send of the batch ends (and is recorded) before the run does, even when one outcome could not be.
+      const settled = await Promise.allSettled(claimed.map((row) => this.deliver(row)));
+      for (const result of settled) if (result.status === 'fulfilled') outcomes.push(result.value);
+      const unrecorded = settled.find((result) => result.status === 'rejected');
+      if (unrecorded) throw unrecorded.reason;
       if (claimed.length < CLAIM_BATCH) break;
     }
     return outcomes;

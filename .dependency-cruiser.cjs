@@ -6,7 +6,7 @@
 const LAYERS = [
   // Within ground: common imports nothing else of the service, config only common, database both (rules below).
   { name: 'ground', folders: ['common', 'config', 'database'] },
-  { name: 'platform', folders: ['redis', 'invalidation', 'metrics', 'health', 'logging', 'http', 'rate-limit'] },
+  { name: 'platform', folders: ['redis', 'invalidation', 'metrics', 'health', 'logging', 'http', 'rate-limit', 'outbox', 'mail'] },
   { name: 'identity', folders: ['auth'] },
   { name: 'tenants', folders: ['organizations', 'people', 'quota'] },
   { name: 'features', folders: ['audit', 'events', 'flags', 'flag-config', 'storage'] },

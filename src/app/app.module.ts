@@ -16,6 +16,7 @@ import { FlagsModule } from '../flags/flags.module';
 import { EventsModule } from '../events/events.module';
 import { HealthModule } from '../health/health.module';
 import { LoggingModule } from '../logging/logging.module';
+import { MailModule } from '../mail/mail.module';
 import { MetricsModule } from '../metrics/metrics.module';
 import { OrganizationsModule } from '../organizations/organizations.module';
 import { PeopleModule } from '../people/people.module';
@@ -50,6 +51,7 @@ export class AppModule {
         StorageModule,
         EventsModule,
         HealthModule,
+        MailModule,
         MetricsModule.forRoot(config),
       ],
       providers: [

@@ -92,6 +92,53 @@ describe('loadConfig', () => {
     expect(() => loadConfig(env)).toThrow(new RegExp(`^Invalid configuration: ${variable} `));
   });
 
+  describe('mail (SMTP_URL, MAIL_FROM)', () => {
+    const FROM = 'Flagstore <flags@studio.example>';
+
+    it('is off without SMTP_URL', () => {
+      expect(loadConfig({}).mail).toBeUndefined();
+    });
+
+    it('takes smtp:// and smtps:// with a URL-encoded user and password, defaulting the port by scheme', () => {
+      expect(loadConfig({ SMTP_URL: 'smtp://mailer%40studio.example:p%3As%40ss@mail.studio.example:2525', MAIL_FROM: FROM }).mail).toEqual({
+        smtp: { host: 'mail.studio.example', port: 2525, secure: false, user: 'mailer@studio.example', password: 'p:s@ss' },
+        from: FROM,
+      });
+      expect(loadConfig({ SMTP_URL: 'smtps://mail.studio.example/', MAIL_FROM: 'flags@studio.example' }).mail).toEqual({
+        smtp: { host: 'mail.studio.example', port: 465, secure: true, user: undefined, password: undefined },
+        from: 'flags@studio.example',
+      });
+      expect(loadConfig({ SMTP_URL: 'smtp://[::1]', MAIL_FROM: FROM }).mail!.smtp).toMatchObject({ host: '::1', port: 587, secure: false });
+    });
+
+    it.each([
+      [{ SMTP_URL: 'http://mail.studio.example', MAIL_FROM: FROM }, 'SMTP_URL', /must use smtp: or smtps:, got http:/],
+      [{ SMTP_URL: 'mail.studio.example:25', MAIL_FROM: FROM }, 'SMTP_URL', /must use smtp: or smtps:/],
+      [{ SMTP_URL: 'not a url', MAIL_FROM: FROM }, 'SMTP_URL', /must be an absolute URL: smtp:\/\/user:password@host:port/],
+      [{ SMTP_URL: 'smtp:mail.studio.example', MAIL_FROM: FROM }, 'SMTP_URL', /must name the server's host/],
+      [{ SMTP_URL: 'smtp://u:secret-pw@mail.studio.example/relay', MAIL_FROM: FROM }, 'SMTP_URL', /must have no path, query or fragment/],
+      [{ SMTP_URL: 'smtp://u:secret-pw@mail.studio.example?pool=true', MAIL_FROM: FROM }, 'SMTP_URL', /must have no path, query or fragment/],
+      [{ SMTP_URL: 'smtp://mail.studio.example:0', MAIL_FROM: FROM }, 'SMTP_URL', /must name a port between 1 and 65535/],
+      [{ SMTP_URL: 'smtp://:secret-pw@mail.studio.example', MAIL_FROM: FROM }, 'SMTP_URL', /has a password without a user/],
+      [{ SMTP_URL: 'smtp://u:secret%ZZpw@mail.studio.example', MAIL_FROM: FROM }, 'SMTP_URL', /is not URL-encoded/],
+      [{ SMTP_URL: 'smtp://u:secret-pw@mail.studio.example' }, 'MAIL_FROM', /is required once SMTP_URL is set/],
+      [{ MAIL_FROM: FROM }, 'MAIL_FROM', /needs SMTP_URL as well/],
+      [{ SMTP_URL: 'smtp://u:secret-pw@mail.studio.example', MAIL_FROM: 'flagstore' }, 'MAIL_FROM', /must be an address or Name <address>/],
+      [{ SMTP_URL: 'smtp://u:secret-pw@mail.studio.example', MAIL_FROM: 'a@b.example, c@d.example' }, 'MAIL_FROM', /must be an address/],
+      [{ SMTP_URL: 'smtp://u:secret-pw@mail.studio.example', MAIL_FROM: 'Flags <a@b.example> <c@d.example>' }, 'MAIL_FROM', /must be an address/],
+    ])('rejects %j naming %s, without repeating the password', (env, variable, rule) => {
+      expect(() => loadConfig(env)).toThrow(new RegExp(`^Invalid configuration: ${variable} `));
+      expect(() => loadConfig(env)).toThrow(rule);
+      let message = '';
+      try {
+        loadConfig(env);
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).not.toContain('secret');
+    });
+  });
+
   it('takes the owner URL for migrations beside DATABASE_URL', () => {
     const config = loadConfig({ DATABASE_URL: 'postgres://app@db/flagstore', DATABASE_MIGRATION_URL: 'postgresql://owner@db/flagstore' });
     expect(config.databaseUrl).toBe('postgres://app@db/flagstore');

@@ -50,6 +50,11 @@ export interface AppConfig {
     /** The cookie is `Secure` when PUBLIC_URL is https. */
     secureCookie: boolean;
   };
+  /**
+   * The service's mail (SMTP_URL and MAIL_FROM, src/mail): sent through the outbox. Unset: mail is off. The password
+   * is kept apart from everything that is logged or answered: only the mail sender reads it.
+   */
+  mail?: MailConfig;
   /** Single sign-on through the studio's OpenID Connect provider; unset: passwords only. */
   oidc?: { issuer: string; clientId: string; clientSecret: string };
   /** Proxies whose X-Forwarded-For names the client (proxy-addr's terms: `loopback`, `uniquelocal`, CIDRs). */
@@ -86,6 +91,19 @@ export interface AppConfig {
 }
 
 export type CorsOrigins = '*' | readonly string[];
+
+export interface MailConfig {
+  smtp: {
+    host: string;
+    port: number;
+    /** `smtps://`: TLS from the first byte (usually port 465); `smtp://`: STARTTLS when the server offers it. */
+    secure: boolean;
+    user?: string;
+    password?: string;
+  };
+  /** The From of every mail: an address, or `Name <address>`. */
+  from: string;
+}
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -132,6 +150,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       maxMs: integer(env, 'SESSION_MAX_HOURS', 168, 1, 8_760) * 3_600_000,
       secureCookie: publicUrl.startsWith('https:'),
     },
+    mail: mailConfig(env),
     oidc: oidcConfig(env),
     trustProxy: trustProxy(env),
     shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 1, 3600),
@@ -170,6 +189,54 @@ function metricsPort(env: Env, publicPort: number): number | undefined {
     throw new ConfigValidationError('METRICS_PORT', `must differ from PORT (${publicPort}): it names a second, internal listener`);
   return value;
 }
+
+const SMTP_URL_FORM = 'smtp://user:password@host:port or smtps://user:password@host:port (user and password URL-encoded)';
+
+/**
+ * Mail is on with SMTP_URL, which then needs MAIL_FROM; MAIL_FROM alone is a mistake worth stopping for. No message
+ * repeats SMTP_URL: it holds the password.
+ */
+function mailConfig(env: Env): MailConfig | undefined {
+  const raw = text(env, 'SMTP_URL');
+  const from = text(env, 'MAIL_FROM');
+  if (raw === undefined) {
+    if (from !== undefined) throw new ConfigValidationError('MAIL_FROM', 'needs SMTP_URL as well (mail is off without it)');
+    return undefined;
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigValidationError('SMTP_URL', `must be an absolute URL: ${SMTP_URL_FORM}`);
+  }
+  if (parsed.protocol !== 'smtp:' && parsed.protocol !== 'smtps:') {
+    throw new ConfigValidationError('SMTP_URL', `must use smtp: or smtps:, got ${parsed.protocol} (${SMTP_URL_FORM})`);
+  }
+  if (parsed.hostname === '') throw new ConfigValidationError('SMTP_URL', `must name the server's host: ${SMTP_URL_FORM}`);
+  if ((parsed.pathname !== '' && parsed.pathname !== '/') || parsed.search !== '' || parsed.hash !== '') {
+    throw new ConfigValidationError('SMTP_URL', `must have no path, query or fragment: ${SMTP_URL_FORM}`);
+  }
+  if (parsed.port === '0') throw new ConfigValidationError('SMTP_URL', `must name a port between 1 and 65535: ${SMTP_URL_FORM}`);
+  const secure = parsed.protocol === 'smtps:';
+  let user: string | undefined;
+  let password: string | undefined;
+  try {
+    user = parsed.username === '' ? undefined : decodeURIComponent(parsed.username);
+    password = parsed.password === '' ? undefined : decodeURIComponent(parsed.password);
+  } catch {
+    throw new ConfigValidationError('SMTP_URL', `has a user or password that is not URL-encoded: ${SMTP_URL_FORM}`);
+  }
+  if (password !== undefined && user === undefined) throw new ConfigValidationError('SMTP_URL', `has a password without a user: ${SMTP_URL_FORM}`);
+  if (from === undefined) throw new ConfigValidationError('MAIL_FROM', 'is required once SMTP_URL is set (the From of every mail the service sends)');
+  if (!MAIL_FROM_FORM.test(from)) {
+    throw new ConfigValidationError('MAIL_FROM', `must be an address or Name <address>, such as Flagstore <flags@studio.example>, got "${from}"`);
+  }
+  const host = parsed.hostname.startsWith('[') ? parsed.hostname.slice(1, -1) : parsed.hostname;
+  return { smtp: { host, port: parsed.port === '' ? (secure ? 465 : 587) : Number(parsed.port), secure, user, password }, from };
+}
+
+/** `local@domain` or `Display Name <local@domain>`: one address, no line breaks, no second `<` or `@` outside it. */
+const MAIL_FROM_FORM = /^(?:[^<>@\s]+@[^<>@\s]+|[^<>@\r\n]*<[^<>@\s]+@[^<>@\s]+>)$/;
 
 const OIDC_VARIABLES = ['OIDC_ISSUER', 'OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET'] as const;
 

@@ -1,5 +1,6 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import {
+  ApiAcceptedResponse,
   ApiBadRequestResponse,
   ApiConflictResponse,
   ApiForbiddenResponse,
@@ -26,6 +27,9 @@ import { AcceptInvitationDto, ChangePasswordDto, LoginDto, SessionDto } from './
 import { SESSION_EXAMPLE } from './dto/people.examples';
 import { PeopleErrors } from './people.errors';
 import { SignInService } from './sign-in.service';
+import { PasswordResetDto, PasswordResetRequestDto } from './dto/mail-links.dto';
+import { EmailVerificationService } from './email-verification.service';
+import { PasswordResetService } from './password-reset.service';
 
 const SET_COOKIE = {
   'Set-Cookie': {
@@ -34,6 +38,7 @@ const SET_COOKIE = {
     schema: { type: 'string' },
   },
 };
+const NO_STORE = { 'Cache-Control': { description: 'no-store', schema: { type: 'string' } } };
 /** What an invitation's link carries: 32 random bytes, base64url. */
 const INVITATION_TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
@@ -47,6 +52,8 @@ const INVITATION_TOKEN = /^[A-Za-z0-9_-]{43}$/;
 export class AuthController {
   constructor(
     private readonly signIns: SignInService,
+    private readonly passwordReset: PasswordResetService,
+    private readonly emailVerification: EmailVerificationService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -163,6 +170,103 @@ export class AuthController {
     response.status(HttpStatus.OK);
     this.setCookie(response, session);
     return body;
+  }
+
+  @Post('password-reset')
+  @Public()
+  @HttpCode(HttpStatus.ACCEPTED)
+  @ApiOperation({
+    summary: 'Ask for a password reset link by mail (mail on)',
+    description:
+      'Always 202, whether or not the email has an account (the answer never tells): an account with that email (compared ignoring case) ' +
+      'gets a mail with a link to the console’s page `/console/password-reset/<token>`, single use, valid 1 hour. Every request counts ' +
+      'against the sign-in failure budgets of the address (SIGN_IN_FAILURES_PER_MINUTE) and of the email (10 per 15 minutes). ' +
+      'With mail off (no SMTP_URL): 404 MAIL_OFF (an admin sets a new password instead).',
+  })
+  @ApiJsonBody(PasswordResetRequestDto, { reset: { summary: 'An email', value: { email: 'maya@acme.example' } } })
+  @ApiAcceptedResponse({ description: 'Taken: a mail goes out if the email has an account', headers: NO_STORE })
+  @ApiBadRequestResponse({ type: ApiErrorDto, description: 'email missing or not an email address' })
+  @ApiNotFoundResponse({ type: ApiErrorDto, description: 'MAIL_OFF: SMTP_URL is not set' })
+  @ApiTooManyRequestsResponse({
+    type: ApiErrorDto,
+    headers: RETRY_AFTER,
+    description: 'RATE_LIMITED: too many requests from this address or for this email',
+  })
+  async requestPasswordReset(
+    @Req() request: Request,
+    @Body() dto: PasswordResetRequestDto,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<void> {
+    response.setHeader('Cache-Control', 'no-store');
+    await this.passwordReset.request(request, dto.email);
+  }
+
+  @Post('password-reset/:token')
+  @Public()
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @ApiOperation({
+    summary: 'Set a new password through a mailed reset link (mail on)',
+    description:
+      'The token is the last part of the mailed link. Sets the password, ends every session of the user (on every instance within a ' +
+      'second), and verifies the email (the link was read there). The link then stops working; of two uses at once, one wins. ' +
+      'A bad link counts against the address’s sign-in failure budget, and is refused before the password is hashed.',
+  })
+  @ApiJsonBody(PasswordResetDto, { reset: { summary: 'A new password', value: { newPassword: 'a longer passphrase of mine' } } })
+  @ApiNoContentResponse({ description: 'The password is set; sign in with it', headers: NO_STORE })
+  @ApiBadRequestResponse({ type: ApiErrorDto, description: 'newPassword missing or outside 12-256 characters' })
+  @ApiNotFoundResponse({ type: ApiErrorDto, description: 'LINK_NOT_FOUND: no reset link has this token; MAIL_OFF: SMTP_URL is not set' })
+  @ApiGoneResponse({ type: ApiErrorDto, description: 'LINK_USED: the link was used already, or its hour is over' })
+  @ApiTooManyRequestsResponse({
+    type: ApiErrorDto,
+    headers: RETRY_AFTER,
+    description: 'RATE_LIMITED: too many bad links or sign-ins from this address',
+  })
+  async resetPassword(
+    @Req() request: Request,
+    @Param('token') token: string,
+    @Body() dto: PasswordResetDto,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<void> {
+    response.setHeader('Cache-Control', 'no-store');
+    await this.passwordReset.reset(request, token, dto.newPassword);
+  }
+
+  @Post('verify-email')
+  @SignedIn()
+  @HttpCode(HttpStatus.ACCEPTED)
+  @ApiOperation({
+    summary: 'Mail a link that verifies your email (signed in; mail on)',
+    description:
+      'Needs X-CSRF-Token. Mails a link to the console’s page `/console/verify-email/<token>` to the signed-in user’s own email, single use, ' +
+      'valid 24 hours. Counts against the sign-in failure budgets of the address and the email. With mail off: 404 MAIL_OFF.',
+  })
+  @ApiAcceptedResponse({ description: 'The mail is on its way' })
+  @ApiForbiddenResponse({ type: ApiErrorDto, description: 'CSRF_TOKEN_INVALID: no X-CSRF-Token, or not the session’s' })
+  @ApiNotFoundResponse({ type: ApiErrorDto, description: 'MAIL_OFF: SMTP_URL is not set' })
+  @ApiConflictResponse({ type: ApiErrorDto, description: 'EMAIL_ALREADY_VERIFIED: nothing to do' })
+  requestEmailVerification(@Req() request: Request, @CurrentUser() user: SignedInUser): Promise<void> {
+    return this.emailVerification.request(request, user);
+  }
+
+  @Post('verify-email/:token')
+  @Public()
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @ApiOperation({
+    summary: 'Verify an email through a mailed link (mail on)',
+    description:
+      'The token is the last part of the mailed link; no session is needed (the link proves it). The link then stops working. ' +
+      'A bad link counts against the address’s sign-in failure budget.',
+  })
+  @ApiNoContentResponse({ description: 'The email is verified' })
+  @ApiNotFoundResponse({ type: ApiErrorDto, description: 'LINK_NOT_FOUND: no verification link has this token; MAIL_OFF: SMTP_URL is not set' })
+  @ApiGoneResponse({ type: ApiErrorDto, description: 'LINK_USED: the link was used already, or has expired' })
+  @ApiTooManyRequestsResponse({
+    type: ApiErrorDto,
+    headers: RETRY_AFTER,
+    description: 'RATE_LIMITED: too many bad links or sign-ins from this address',
+  })
+  async verifyEmail(@Req() request: Request, @Param('token') token: string): Promise<void> {
+    await this.emailVerification.verify(request, token);
   }
 
   /** The cookie lasts as long as the session just issued may (SESSION_MAX_HOURS). */

@@ -9,6 +9,13 @@ const INVITATION = `id, organization_id AS "organizationId", email, role, create
 export interface InvitationByToken extends Invitation {
   acceptedAt: Date | null;
   withdrawnAt: Date | null;
+  /** Its link went by mail to the invited address (so whoever accepts it read that address). */
+  mailed: boolean;
+}
+
+/** A pending invitation with the outbox row of the mail that carried its link (null: answered to the inviter). */
+export interface InvitationWithMail extends Invitation {
+  mailId: string | null;
 }
 
 /** The `invitations` rows, on the `Db` it is given; only the SHA-256 of an invitation's token is stored. */
@@ -55,7 +62,8 @@ export class InvitationsRepository {
   /** The invitation of a token, locked for the rest of the transaction (two acceptances of one link: one wins). */
   lockByToken(tx: Transaction, tokenHash: string): Promise<InvitationByToken | null> {
     return tx.row<InvitationByToken>(
-      `SELECT ${INVITATION}, accepted_at AS "acceptedAt", withdrawn_at AS "withdrawnAt" FROM invitations WHERE token_hash = $1 FOR UPDATE`,
+      `SELECT ${INVITATION}, accepted_at AS "acceptedAt", withdrawn_at AS "withdrawnAt", mail_id IS NOT NULL AS "mailed"
+       FROM invitations WHERE token_hash = $1 FOR UPDATE`,
       [tokenHash],
     );
   }
@@ -72,5 +80,38 @@ export class InvitationsRepository {
 
   async markAccepted(tx: Transaction, invitationId: string, userId: string): Promise<void> {
     await tx.rows(`UPDATE invitations SET accepted_at = clock_timestamp(), accepted_by = $2 WHERE id = $1`, [invitationId, userId]);
+  }
+
+  /** Records the mail that carries the invitation's current link. */
+  async recordMail(tx: Transaction, invitationId: string, mailId: string): Promise<void> {
+    await tx.rows(`UPDATE invitations SET mail_id = $2 WHERE id = $1`, [invitationId, mailId]);
+  }
+
+  /**
+   * A pending invitation (not expired at `now`) gets a new link: the old token's hash is replaced (its link stops
+   * working) and it runs until `expiresAt`. Null when the organization has no such pending invitation.
+   */
+  renewLink(
+    tx: Transaction,
+    organizationId: string,
+    invitationId: string,
+    renewal: { tokenHash: string; now: number; expiresAt: number },
+  ): Promise<Invitation | null> {
+    return tx.row<Invitation>(
+      `UPDATE invitations SET token_hash = $3, expires_at = to_timestamp($5 / 1000.0)
+       WHERE id = $1 AND organization_id = $2 AND accepted_at IS NULL AND withdrawn_at IS NULL AND expires_at > to_timestamp($4 / 1000.0)
+       RETURNING ${INVITATION}`,
+      [invitationId, organizationId, renewal.tokenHash, renewal.now, renewal.expiresAt],
+    );
+  }
+
+  /** As listPending, with each invitation's mail. */
+  listPendingWithMail(db: Db, organizationId: string, now: number): Promise<InvitationWithMail[]> {
+    return db.rows<InvitationWithMail>(
+      `SELECT ${INVITATION}, mail_id AS "mailId" FROM invitations
+       WHERE organization_id = $1 AND accepted_at IS NULL AND withdrawn_at IS NULL AND expires_at > to_timestamp($2 / 1000.0)
+       ORDER BY created_at, id`,
+      [organizationId, now],
+    );
   }
 }

@@ -33,6 +33,7 @@ import {
   MEMBER_LIST_EXAMPLE,
   ORGANIZATION_API_KEYS_EXAMPLE,
 } from './dto/people.examples';
+import { InvitationMail } from './invitation-mail';
 import { PeopleService } from './people.service';
 
 const ANY_MEMBER = { forbidden: 'An API key (keys never manage people or keys), or no X-Organization-Id of one of your organizations' };
@@ -48,6 +49,7 @@ export class OrganizationPeopleController {
   constructor(
     private readonly people: PeopleService,
     private readonly organizations: OrganizationsService,
+    private readonly invitationMail: InvitationMail,
   ) {}
 
   @Get('members')
@@ -99,25 +101,47 @@ export class OrganizationPeopleController {
   @ApiOperation({
     summary: 'Invite someone by email (admins)',
     description:
-      'Answers the link (`url`, shown once) to send them: the console’s page where they join with the role given, valid 7 days, single use. ' +
+      'With mail off (no SMTP_URL): answers the link (`url`, shown once) to send them: the console’s page where they join with the role given, ' +
+      'valid 7 days, single use. With mail on: the link is mailed to the invited address only (written with the invitation: one that fails ' +
+      'sends nothing), the answer carries `delivery` instead of `url`, and whoever accepts it as a new account has a verified email. ' +
       'A new invitation for the same email replaces the pending one.',
   })
   @ApiJsonBody(CreateInvitationDto, { editor: { summary: 'An editor', value: { email: 'sam@acme.example', role: 'editor' } } })
   @ApiCreatedResponse({ type: CreatedInvitationDto, example: CREATED_INVITATION_EXAMPLE })
   @ApiConflictResponse({ type: ApiErrorDto, description: 'ALREADY_A_MEMBER: a user with this email is a member already' })
   invite(@CurrentPrincipal() principal: SessionPrincipal, @Body() dto: CreateInvitationDto): Promise<CreatedInvitationDto> {
-    return this.people.invite(principal, dto);
+    return this.invitationMail.invite(principal, dto);
   }
 
   @Get('invitations')
   @MemberRoute('admin', ADMINS)
   @ApiOperation({
     summary: 'Pending invitations (admins)',
-    description: 'Neither accepted, withdrawn nor expired; oldest first. The links are not shown again.',
+    description:
+      'Neither accepted, withdrawn nor expired; oldest first. The links are not shown again. An invitation whose link was mailed carries ' +
+      '`delivery`: where that mail stands (pending, sent, failed with lastError).',
   })
   @ApiOkResponse({ type: [InvitationDto], example: INVITATION_LIST_EXAMPLE })
   listInvitations(@CurrentPrincipal() principal: SessionPrincipal): Promise<InvitationDto[]> {
-    return this.people.listInvitations(principal.organizationId);
+    return this.invitationMail.list(principal.organizationId);
+  }
+
+  @Post('invitations/:invitationId/resend')
+  @MemberRoute('admin', ADMINS)
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({
+    summary: 'Mail a pending invitation again, with a new link (admins; mail on)',
+    description:
+      'The invitation gets a new link, valid 7 days from now, mailed to the invited address; the previous link stops working (404). ' +
+      'Answers the invitation with its new mail’s `delivery`. With mail off: 404 MAIL_OFF (create a new invitation to get a link).',
+  })
+  @ApiOkResponse({ type: InvitationDto, example: { ...INVITATION_LIST_EXAMPLE[0], delivery: { state: 'pending', attempts: 0 } } })
+  @ApiNotFoundResponse({
+    type: ApiErrorDto,
+    description: 'INVITATION_NOT_FOUND: no such pending invitation in this organization; MAIL_OFF: SMTP_URL is not set',
+  })
+  resendInvitation(@CurrentPrincipal() principal: SessionPrincipal, @UuidParam('invitationId') invitationId: string): Promise<InvitationDto> {
+    return this.invitationMail.resend(principal, invitationId);
   }
 
   @Delete('invitations/:invitationId')

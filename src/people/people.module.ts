@@ -1,9 +1,14 @@
 import { Module } from '@nestjs/common';
+import { MailModule } from '../mail/mail.module';
 import { OrganizationsModule } from '../organizations/organizations.module';
 import { AdminPeopleController } from './admin-people.controller';
 import { AuthController } from './auth.controller';
+import { EmailTokensRepository } from './email-tokens.repository';
+import { EmailVerificationService } from './email-verification.service';
+import { InvitationMail } from './invitation-mail';
 import { MembersModule } from './members.module';
 import { OrganizationPeopleController } from './organization-people.controller';
+import { PasswordResetService } from './password-reset.service';
 import { SignInService } from './sign-in.service';
 import { SsoController } from './sso.controller';
 import { SsoService } from './sso.service';
@@ -11,8 +16,16 @@ import { UserIdentitiesRepository } from './user-identities.repository';
 
 /** People on the HTTP API (README, "People and sessions"): the admin API's users and members, signing in, and an organization's own people and keys. */
 @Module({
-  imports: [MembersModule, OrganizationsModule],
+  imports: [MembersModule, OrganizationsModule, MailModule],
   controllers: [AuthController, SsoController, AdminPeopleController, OrganizationPeopleController],
-  providers: [SignInService, SsoService, UserIdentitiesRepository],
+  providers: [
+    SignInService,
+    SsoService,
+    UserIdentitiesRepository,
+    InvitationMail,
+    PasswordResetService,
+    EmailVerificationService,
+    EmailTokensRepository,
+  ],
 })
 export class PeopleModule {}

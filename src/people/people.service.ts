@@ -26,6 +26,7 @@ import {
   UserDto,
   UserPageDto,
 } from './dto/people.dto';
+import type { InvitationMailing } from './invitation-mail';
 import { InvitationsRepository } from './invitations.repository';
 import { MembershipsRepository } from './memberships.repository';
 import { Invitation } from './people.model';
@@ -155,14 +156,17 @@ export class PeopleService implements OrganizationFounder {
     this.bus.publish('user', userId);
   }
 
-  /** An invitation with a single-use link to the console's page where the invited person joins. */
-  async invite(principal: SessionPrincipal, dto: CreateInvitationDto): Promise<CreatedInvitationDto> {
+  /**
+   * An invitation with a single-use link to the console's page where the invited person joins: answered, or with
+   * `mail` (mail on, InvitationMail) mailed in the invitation's transaction and not answered.
+   */
+  async invite(principal: SessionPrincipal, dto: CreateInvitationDto, mail?: InvitationMailing): Promise<CreatedInvitationDto> {
     const token = randomBytes(32).toString('base64url');
     const invitation = await this.transactions.run(async (tx) => {
       await this.organizations.lockOrganization(tx, principal.organizationId);
       const existing = await this.users.findByEmail(tx, dto.email);
       if (existing && (await this.memberships.find(tx, principal.organizationId, existing.id))) throw PeopleErrors.emailAlreadyAMember();
-      return this.invitations.create(tx, {
+      const created = await this.invitations.create(tx, {
         organizationId: principal.organizationId,
         email: dto.email,
         role: dto.role,
@@ -170,8 +174,10 @@ export class PeopleService implements OrganizationFounder {
         invitedBy: principal.id,
         expiresAt: this.clock.now() + INVITATION_TTL_MS,
       });
+      return { ...invitationDto(created), ...(mail ? { delivery: await mail(tx, created, token) } : {}) };
     });
-    return { ...invitationDto(invitation), url: `${this.config.urls.publicUrl}/console/invitations/${token}` };
+    if (invitation.delivery) return invitation;
+    return { ...invitation, url: `${this.config.urls.publicUrl}/console/invitations/${token}` };
   }
 
   async listInvitations(organizationId: string): Promise<InvitationDto[]> {
@@ -199,7 +205,7 @@ export function hashInvitationToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-function invitationDto(invitation: Invitation): InvitationDto {
+export function invitationDto(invitation: Invitation): InvitationDto {
   return {
     id: invitation.id,
     email: invitation.email,

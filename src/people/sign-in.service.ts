@@ -121,8 +121,9 @@ export class SignInService {
         return { body: null, session: null, joined: existing.id };
       }
       if (dto.name === undefined || passwordHash === undefined) throw PeopleErrors.nameAndPasswordRequired();
-      // Unverified: whoever holds the link chose the password, not necessarily the invited person.
-      const user = await this.users.create(tx, invitation.email, dto.name, passwordHash, false);
+      // Unverified when the link was answered to the inviter: whoever holds it chose the password, not necessarily the
+      // invited person. A mailed link was read at the invited address: verified.
+      const user = await this.users.create(tx, invitation.email, dto.name, passwordHash, invitation.mailed);
       if (!user) throw PeopleErrors.emailTaken();
       await this.join(tx, invitation, user.id);
       const session = await this.sessions.issue(tx, user.id);

@@ -3,6 +3,7 @@ import { ApiFoundResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiProperty
 import type { Request, Response } from 'express';
 import { cookieValue, sessionCookieHeader } from '../auth/sessions/session-token';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { Mailer } from '../mail/mailer';
 import { Public } from '../http/access';
 import { IgnoresUnknownQueryParameters } from '../http/query-parameters';
 import { PENDING_LIFETIME_MS } from './oidc/oidc-pending';
@@ -15,6 +16,8 @@ const SSO_COOKIE_PATH = '/v1/auth/sso';
 class SignInMethodsDto {
   @ApiProperty({ description: 'Email and password (POST /v1/auth/login): always' }) password: boolean;
   @ApiProperty({ description: 'Single sign-on through the studio’s OpenID Connect provider (GET /v1/auth/sso): when configured' }) sso: boolean;
+  @ApiProperty({ description: 'A forgotten password is reset by a mailed link (POST /v1/auth/password-reset): when mail is on (SMTP_URL)' })
+  passwordReset: boolean;
 }
 
 const PAGE = { 'text/html': { schema: { type: 'string' } } };
@@ -30,6 +33,7 @@ const LOCATION = { Location: { description: 'Where the browser goes next', schem
 export class SsoController {
   constructor(
     private readonly sso: SsoService,
+    private readonly mailer: Mailer,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -40,9 +44,9 @@ export class SsoController {
     description:
       'The console asks before showing its sign-in page: a password always, single sign-on when OIDC_ISSUER and its client are configured.',
   })
-  @ApiOkResponse({ type: SignInMethodsDto, example: { password: true, sso: true } })
+  @ApiOkResponse({ type: SignInMethodsDto, example: { password: true, sso: true, passwordReset: true } })
   methods(): SignInMethodsDto {
-    return { password: true, sso: this.sso.enabled };
+    return { password: true, sso: this.sso.enabled, passwordReset: this.mailer.enabled };
   }
 
   @Get('sso')

@@ -69,7 +69,7 @@ describe('single sign-on through the routes, against a real OpenID provider', ()
   }
 
   it('says single sign-on is offered', async () => {
-    await request(t.http).get('/v1/auth/methods').expect(200, { password: true, sso: true });
+    await request(t.http).get('/v1/auth/methods').expect(200, { password: true, sso: true, passwordReset: false });
   });
 
   it('signs in the user with the verified email, and lands where the sign-in started', async () => {
@@ -158,7 +158,7 @@ describe('single sign-on through the routes, against a real OpenID provider', ()
   it('says single sign-on is off where it is not configured', async () => {
     const plain = await createTestApp();
     try {
-      await request(plain.http).get('/v1/auth/methods').expect(200, { password: true, sso: false });
+      await request(plain.http).get('/v1/auth/methods').expect(200, { password: true, sso: false, passwordReset: false });
       const off = await request(plain.http).get('/v1/auth/sso').expect(404);
       expect(off.text).toContain('Single sign-on is not configured');
       await request(plain.http).get('/v1/auth/sso/callback?code=x&state=y').expect(404);

@@ -5,6 +5,7 @@ import { PageQueryDto, pageFields } from '../../common/dto/pagination';
 import { CharLength, trimmedString } from '../../common/validation';
 import { Role, ROLES } from '../../auth/roles';
 import { Membership, User } from '../people.model';
+import { InvitationDeliveryDto } from './mail-links.dto';
 
 /** Passwords: 12 to 256 characters (README, "People and sessions"). */
 const PASSWORD = { minLength: 12, maxLength: 256, format: 'password' } as const;
@@ -183,14 +184,18 @@ export class InvitationDto {
   @ApiProperty({ enum: ROLES }) role: Role;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ format: 'date-time' }) expiresAt: string;
+  @ApiPropertyOptional({ type: InvitationDeliveryDto, description: 'With mail on: where the mail that carried the link stands' })
+  delivery?: InvitationDeliveryDto;
 }
 
 export class CreatedInvitationDto extends InvitationDto {
-  @ApiProperty({
+  @ApiPropertyOptional({
     format: 'uri',
-    description: "The console's page where the invited person joins: shown once, valid 7 days, single use. Send it to them",
+    description:
+      "With mail off: the console's page where the invited person joins, shown once, valid 7 days, single use: send it to them. " +
+      'With mail on it goes by mail to the invited address only, and is not answered',
   })
-  url: string;
+  url?: string;
 }
 
 export class AcceptInvitationDto {

@@ -4,6 +4,8 @@ import { AuditLog } from './pages/AuditLog';
 import { Flags } from './pages/Flags';
 import { Invitation } from './pages/Invitation';
 import { Organization } from './pages/Organization';
+import { ForgotPassword, PasswordReset } from './pages/PasswordReset';
+import { VerifyEmail } from './pages/VerifyEmail';
 import { Promote } from './pages/Promote';
 import { ServedConfig } from './pages/ServedConfig';
 import { Storage } from './pages/Storage';
@@ -31,8 +33,14 @@ const TITLES: Record<string, string> = {
   promote: 'Promote flags',
   served: 'What servers receive',
   invitation: 'Invitation',
+  'forgot-password': 'Reset your password',
+  'password-reset': 'Choose a new password',
+  'verify-email': 'Verify your email',
   'not-found': 'Not found',
 };
+
+/** Pages that someone not signed in may see (a mailed link's, sign-in's own). */
+const ANONYMOUS_ROUTES = new Set<Route['name']>(['sign-in', 'invitation', 'forgot-password', 'password-reset', 'verify-email']);
 
 function Pages() {
   const session = useSession();
@@ -45,7 +53,7 @@ function Pages() {
 
   // Someone not signed in goes to sign-in, and comes back here afterwards.
   useEffect(() => {
-    if (session === null && route.name !== 'sign-in' && route.name !== 'invitation') {
+    if (session === null && !ANONYMOUS_ROUTES.has(route.name)) {
       navigate(`/sign-in?returnTo=${encodeURIComponent(`${pathname}${location.search}`)}`, { replace: true });
     }
   }, [session, route.name, pathname]);
@@ -57,6 +65,9 @@ function Pages() {
 
   if (session === undefined) return <p className="loading">Loading…</p>;
   if (route.name === 'invitation') return <Invitation token={route.token} />;
+  if (route.name === 'forgot-password') return <ForgotPassword />;
+  if (route.name === 'password-reset') return <PasswordReset token={route.token} />;
+  if (route.name === 'verify-email') return <VerifyEmail token={route.token} />;
   if (route.name === 'sign-in' || session === null) return <SignIn key={search.toString()} />;
   if (!session.organization) {
     return (

@@ -14,6 +14,9 @@ export type Route =
   | { name: 'promote' }
   | { name: 'served' }
   | { name: 'invitation'; token: string }
+  | { name: 'forgot-password' }
+  | { name: 'password-reset'; token: string }
+  | { name: 'verify-email'; token: string }
   | { name: 'not-found' };
 
 export function routeOf(pathname: string): Route {
@@ -27,6 +30,9 @@ export function routeOf(pathname: string): Route {
   if (parts.length === 1 && parts[0] === 'promote') return { name: 'promote' };
   if (parts.length === 1 && parts[0] === 'served') return { name: 'served' };
   if (parts.length === 2 && parts[0] === 'invitations') return { name: 'invitation', token: decodeURIComponent(parts[1]) };
+  if (parts.length === 1 && parts[0] === 'password-reset') return { name: 'forgot-password' };
+  if (parts.length === 2 && parts[0] === 'password-reset') return { name: 'password-reset', token: decodeURIComponent(parts[1]) };
+  if (parts.length === 2 && parts[0] === 'verify-email') return { name: 'verify-email', token: decodeURIComponent(parts[1]) };
   if (parts.length === 2 && parts[0] === 'flags' && parts[1] === 'new') return { name: 'new-flag' };
   if (parts.length === 2 && parts[0] === 'flags') return { name: 'flag', id: decodeURIComponent(parts[1]) };
   return { name: 'not-found' };

@@ -173,16 +173,36 @@ function Invitations({ invitations, act }: { invitations: Invitation[]; act: (ca
         <button type="submit">Invite</button>
       </form>
       <FormError message={problem && problem.field() !== 'email' ? problem.explain() : null} />
-      {created && (
-        <p className="notice" role="status">
-          Send {created.email} this link (valid 7 days, once): <code className="link">{created.url}</code>
-        </p>
-      )}
+      {created &&
+        (created.url ? (
+          <p className="notice" role="status">
+            Send {created.email} this link (valid 7 days, once): <code className="link">{created.url}</code>
+          </p>
+        ) : (
+          <p className="notice" role="status">
+            The invitation is mailed to {created.email} (its link works once, for 7 days).
+          </p>
+        ))}
       {invitations.length > 0 && (
         <ul>
           {invitations.map((invitation) => (
             <li key={invitation.id}>
               {invitation.email} as {invitation.role}, until {new Date(invitation.expiresAt).toLocaleDateString()}{' '}
+              {invitation.delivery && (
+                <>
+                  <span className={`delivery delivery-${invitation.delivery.state}`}>{deliveryText(invitation.delivery)}</span>{' '}
+                  <button
+                    type="button"
+                    onClick={() =>
+                      void act(() =>
+                        ok(api.POST('/v1/organization/invitations/{invitationId}/resend', { params: { path: { invitationId: invitation.id } } })),
+                      )
+                    }
+                  >
+                    Resend<span className="visually-hidden"> the invitation of {invitation.email}</span>
+                  </button>{' '}
+                </>
+              )}
               <button
                 type="button"
                 onClick={() =>
@@ -295,4 +315,11 @@ function ApiKeys({ keys, act }: { keys: ApiKey[]; act: (call: () => Promise<unkn
       </ConfirmDialog>
     </section>
   );
+}
+
+/** Where an invitation's mail stands, in words. */
+function deliveryText(delivery: NonNullable<Invitation['delivery']>): string {
+  if (delivery.state === 'sent') return 'mail sent';
+  if (delivery.state === 'failed') return `mail failed${delivery.lastError ? `: ${delivery.lastError}` : ''}`;
+  return delivery.attempts > 0 ? `mail not delivered yet (${delivery.attempts} attempts)` : 'mail on its way';
 }

@@ -1,7 +1,7 @@
 import { type FormEvent, useEffect, useState } from 'react';
 import { api, ApiProblem, ok } from '../api/client';
 import { Field, FormError } from '../components/Field';
-import { navigate, useLocation } from '../router';
+import { Link, navigate, useLocation } from '../router';
 import { useSignedInCallback } from '../session';
 
 /** Only a path of the console: never another site (an open redirect), never the API. */
@@ -18,10 +18,14 @@ export function SignIn() {
   const [problem, setProblem] = useState<ApiProblem | null>(null);
   const [busy, setBusy] = useState(false);
   const [sso, setSso] = useState(false);
+  const [passwordReset, setPasswordReset] = useState(false);
 
   useEffect(() => {
     ok(api.GET('/v1/auth/methods')).then(
-      (methods) => setSso(methods.sso),
+      (methods) => {
+        setSso(methods.sso);
+        setPasswordReset(methods.passwordReset);
+      },
       () => setSso(false),
     );
   }, []);
@@ -64,6 +68,11 @@ export function SignIn() {
           Sign in
         </button>
       </form>
+      {passwordReset && (
+        <p>
+          <Link to="/password-reset">Forgot password?</Link>
+        </p>
+      )}
       {sso && (
         <p>
           <a className="button" href={`/v1/auth/sso?returnTo=${encodeURIComponent(returnTo)}`}>

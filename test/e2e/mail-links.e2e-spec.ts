@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { Outbox } from '../../src/outbox/outbox';
 import { createOrganization } from '../factories/organizations.factory';
@@ -5,6 +6,8 @@ import { asSession, createUser, memberSignedIn, PASSWORD, SignedIn, signIn } fro
 import { eventually } from '../support/eventually';
 import { expectApiError } from '../support/expect-error';
 import { FakeClock } from '../support/fake-clock';
+import { signInAtProvider } from '../support/oidc-browser';
+import { OidcTestProvider, startOidcProvider } from '../support/servers/oidc-provider';
 import { ReceivedMail, startSmtpServer, SmtpTestServer } from '../support/servers/smtp-server';
 import { createTestApp, TestApp } from '../support/test-app';
 
@@ -374,5 +377,56 @@ describe('password reset requests share the sign-in budget of the client address
       'RATE_LIMITED',
     );
     expect((await t.db.query(`SELECT count(*)::int AS n FROM outbox WHERE payload->>'to' = 'burst-5@mail.example'`)).rows).toEqual([{ n: 0 }]);
+  });
+});
+
+// Decisions, "Proof of an email": a reset link read at the address verifies it, so that single sign-on with that
+// email later signs into the account (and keeps the password the person chose) instead of taking it over.
+describe('a password reset verifies the email: single sign-on then signs in rather than taking the account over', () => {
+  const client = { clientId: 'flagstore', clientSecret: randomBytes(24).toString('base64url'), redirectUri: `${PUBLIC_URL}/v1/auth/sso/callback` };
+  let provider: OidcTestProvider;
+  let smtp: SmtpTestServer;
+  let t: TestApp;
+  const pathOf = (url: string) => new URL(url).pathname + new URL(url).search;
+  const cookiesOf = (setCookie: string[] | string | undefined) =>
+    ([] as string[])
+      .concat(setCookie ?? [])
+      .map((header) => header.split(';')[0])
+      .join('; ');
+
+  beforeAll(async () => {
+    provider = await startOidcProvider({ client, accounts: [{ sub: 'rosa', email: 'rosa@mail.example', email_verified: true, name: 'Rosa' }] });
+    smtp = await startSmtpServer();
+    t = await createTestApp({
+      PUBLIC_URL,
+      SMTP_URL: smtp.url,
+      MAIL_FROM: FROM,
+      OIDC_ISSUER: provider.issuer,
+      OIDC_CLIENT_ID: client.clientId,
+      OIDC_CLIENT_SECRET: client.clientSecret,
+    });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await smtp?.close();
+    await provider?.stop();
+  });
+
+  it('keeps the password set through the link, and the sessions it opens, once the provider vouches for the email', async () => {
+    const rosa = await createUser(t, { email: 'rosa@mail.example', name: 'Rosa' });
+    await t.db.query('UPDATE users SET email_verified_at = NULL WHERE id = $1', [rosa.id]); // as if made through a shown link
+    await request(t.http).post('/v1/auth/password-reset').send({ email: 'rosa@mail.example' }).expect(202);
+    const { token } = linkIn((await smtp.waitFor(1))[0], 'password-reset');
+    await request(t.http).post(`/v1/auth/password-reset/${token}`).send({ newPassword: NEW_PASSWORD }).expect(204);
+    const byPassword = await signIn(t, 'rosa@mail.example', NEW_PASSWORD);
+    expect(byPassword.body.user.emailVerified).toBe(true);
+
+    const started = await request(t.http).get('/v1/auth/sso?returnTo=%2Fconsole%2Fflags').expect(302);
+    const callback = pathOf(await signInAtProvider(started.headers.location, { login: 'rosa' }));
+    const landing = await request(t.http).get(callback).set('Cookie', cookiesOf(started.headers['set-cookie']));
+    expect(landing.status).toBe(302); // signed in, not taken over (that answers a page saying so)
+    expect(landing.headers.location).toBe('/console/flags');
+    await asSession(t, byPassword).get('/auth/session').expect(200);
+    await signIn(t, 'rosa@mail.example', NEW_PASSWORD);
   });
 });

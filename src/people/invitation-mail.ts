@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { SessionPrincipal } from '../auth/principal';
 import { CLOCK, Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { Sql, Transaction } from '../database/sql';
+import { Sql } from '../database/sql';
 import { Transactions } from '../database/transactions';
 import { Mailer } from '../mail/mailer';
 import { OrganizationsRepository } from '../organizations/organizations.repository';
@@ -12,12 +12,8 @@ import { InvitationDeliveryDto } from './dto/mail-links.dto';
 import { InvitationsRepository } from './invitations.repository';
 import { MailLinksErrors } from './mail-links.errors';
 import { PeopleErrors } from './people.errors';
-import { Invitation } from './people.model';
-import { hashInvitationToken, INVITATION_TTL_MS, invitationDto, PeopleService } from './people.service';
+import { hashInvitationToken, INVITATION_TTL_MS, InvitationMailing, invitationDto, PeopleService } from './people.service';
 import { UsersRepository } from './users.repository';
-
-/** Mails an invitation's link in the invitation's transaction; answers where that mail stands. */
-export type InvitationMailing = (tx: Transaction, invitation: Invitation, token: string) => Promise<InvitationDeliveryDto>;
 
 /**
  * Invitations by mail (decisions.md, "Trust", Mail): with mail on, an invitation's link goes only to the invited

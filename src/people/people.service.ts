@@ -26,12 +26,15 @@ import {
   UserDto,
   UserPageDto,
 } from './dto/people.dto';
-import type { InvitationMailing } from './invitation-mail';
+import { InvitationDeliveryDto } from './dto/mail-links.dto';
 import { InvitationsRepository } from './invitations.repository';
 import { MembershipsRepository } from './memberships.repository';
 import { Invitation } from './people.model';
 import { PeopleErrors } from './people.errors';
 import { UsersRepository } from './users.repository';
+
+/** Mails an invitation's link in the invitation's transaction (InvitationMail); answers where that mail stands. */
+export type InvitationMailing = (tx: Transaction, invitation: Invitation, token: string) => Promise<InvitationDeliveryDto>;
 
 /** How long an invitation's link works. */
 export const INVITATION_TTL_MS = 7 * 24 * 3_600_000;

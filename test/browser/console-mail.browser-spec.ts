@@ -58,6 +58,7 @@ describe('the console with mail on (Chromium, a real SMTP server)', () => {
     await p.getByRole('heading', { name: 'Sign in to Flagstore' }).waitFor();
     await p.getByRole('link', { name: 'Forgot password?' }).click();
     await p.getByRole('heading', { name: 'Reset your password' }).waitFor();
+    expect(await page.accessibilityViolations()).toEqual([]);
     await p.getByLabel('Email').fill('Fern@Studio.test');
     await p.getByRole('button', { name: 'Mail me a link' }).click();
     await p.getByRole('status').getByText('a mail with a link to choose a new password is on its way').waitFor();
@@ -65,6 +66,7 @@ describe('the console with mail on (Chromium, a real SMTP server)', () => {
     const link = linkIn(await mailTo('fern@studio.test'), 'password-reset');
     await p.goto(link);
     await p.getByRole('heading', { name: 'Choose a new password' }).waitFor();
+    expect(await page.accessibilityViolations()).toEqual([]);
     await p.getByLabel('New password').fill('short');
     await p.getByRole('button', { name: 'Set the password' }).click();
     await p.getByText(/newPassword/).waitFor();
@@ -112,6 +114,7 @@ describe('the console with mail on (Chromium, a real SMTP server)', () => {
     await asSession(t, vic).post('/auth/verify-email').expect(202);
     const link = linkIn(await mailTo('vic@studio.test'), 'verify-email');
     const page = await open(link.replace(/^https?:\/\/[^/]+/, ''));
+    expect(await page.accessibilityViolations()).toEqual([]);
     await page.page.getByRole('button', { name: 'Verify my email' }).click();
     await page.page.getByRole('status').getByText('Your email is verified').waitFor();
     expect((await request(t.http).get('/v1/auth/session').set('Cookie', vic.cookie).expect(200)).body.user.emailVerified).toBe(true);

@@ -308,6 +308,7 @@ describe('what the service mails: invitations, password reset, email verificatio
       await request(t.http).get('/v1/auth/methods').expect(200, { password: true, sso: false, passwordReset: true });
       const signedIn = await signIn(off, user.email);
       expectApiError(await asSession(off, signedIn).post('/auth/verify-email'), 404, 'MAIL_OFF');
+      expectApiError(await request(off.http).post(`/v1/auth/verify-email/${'A'.repeat(43)}`), 404, 'MAIL_OFF');
     });
   });
 

@@ -30,7 +30,8 @@ import { FlagETagInterceptor, IfMatch, IfMatchHeader, Versioned } from './flag-v
 /** The ETag of an answer showing one flag: its row version. */
 const FLAG_ETAG_HEADER = {
   ETag: {
-    description: 'The flag\'s version, strong and quoted ("3"): one more after every change. Send it as If-Match to change the flag only if nobody has since.',
+    description:
+      'The flag\'s version, strong and quoted ("3"): one more after every change. Send it as If-Match to change the flag only if nobody has since.',
     schema: { type: 'string', example: '"3"' },
   },
 };
@@ -139,7 +140,7 @@ export class FlagsController {
       '(its value and rules cannot change while archived). `rules` replaces the whole list (`[]` removes them); a type change on ' +
       'a flag with rules must send rules of the new type. A locked flag may only be archived, unarchived or deleted. One audit ' +
       'entry per call, labelled by the most significant change (runtime > value and rules > archive state > name and ' +
-      'description); a call that changes nothing writes none. The answer carries the flag\'s ETag; send it back as If-Match so that ' +
+      "description); a call that changes nothing writes none. The answer carries the flag's ETag; send it back as If-Match so that " +
       'a change somebody made meanwhile is never overwritten silently (412).',
   })
   @FlagPrecondition()
@@ -237,7 +238,11 @@ export class FlagsController {
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: 'flagId is not a valid UUID, or If-Match is malformed' })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such flag in this organization' })
-  delete(@CurrentPrincipal() principal: Principal, @UuidParam('flagId') flagId: string, @IfMatchHeader() ifMatch: IfMatch | undefined): FlagWriteRun<void> {
+  delete(
+    @CurrentPrincipal() principal: Principal,
+    @UuidParam('flagId') flagId: string,
+    @IfMatchHeader() ifMatch: IfMatch | undefined,
+  ): FlagWriteRun<void> {
     return (tx) => this.flags.delete(tx, principal.organizationId, flagId, ifMatch);
   }
 }

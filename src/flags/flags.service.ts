@@ -88,13 +88,7 @@ export class FlagsService {
    * Applies what the body sends; a body that changes nothing writes nothing and reports no change. `ifMatch`, checked
    * under the flag's row lock, refuses the write (412) when the flag is no longer at a version it names.
    */
-  async update(
-    tx: Transaction,
-    organizationId: string,
-    flagId: string,
-    dto: UpdateFlagDto,
-    ifMatch?: IfMatch,
-  ): Promise<FlagWrite<FeatureFlagDto>> {
+  async update(tx: Transaction, organizationId: string, flagId: string, dto: UpdateFlagDto, ifMatch?: IfMatch): Promise<FlagWrite<FeatureFlagDto>> {
     await this.organizations.lockOrganization(tx, organizationId);
     const current = await this.flags.findForUpdate(tx, organizationId, flagId);
     if (!current) throw FlagsErrors.notFound(flagId);
@@ -131,7 +125,13 @@ export class FlagsService {
    * after its change (no rules when it has none): an ordinary edit (PATCH's rules and labels; restoring the current
    * state writes nothing). Its audit entry names the entry it went back to (`context.restoredFrom`).
    */
-  async restore(tx: Transaction, organizationId: string, flagId: string, auditEntryId: string, ifMatch?: IfMatch): Promise<FlagWrite<FeatureFlagDto>> {
+  async restore(
+    tx: Transaction,
+    organizationId: string,
+    flagId: string,
+    auditEntryId: string,
+    ifMatch?: IfMatch,
+  ): Promise<FlagWrite<FeatureFlagDto>> {
     const state = await this.audit.afterState(tx, organizationId, flagId, auditEntryId);
     if (!state) {
       if (!(await this.flags.findById(tx, organizationId, flagId))) throw FlagsErrors.notFound(flagId);

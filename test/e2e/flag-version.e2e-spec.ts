@@ -70,7 +70,12 @@ describe("a flag's version: ETag, If-Match and 412", () => {
   ])('answers 400 naming If-Match for %s, and writes nothing', async (_case, header) => {
     const flag = await createFlag(t, org.key, { key: 'k' });
     const before = await storedFlagVersion(t, flag.id);
-    expectApiError(await patch(flag.id, { archived: true }, header), 400, 'VALIDATION_ERROR', /^If-Match must be \* or a comma-separated list of entity tags/);
+    expectApiError(
+      await patch(flag.id, { archived: true }, header),
+      400,
+      'VALIDATION_ERROR',
+      /^If-Match must be \* or a comma-separated list of entity tags/,
+    );
     expectApiError(await api(t, org.key).delete(flagPath(flag.id)).set('If-Match', header), 400, 'VALIDATION_ERROR', /^If-Match must be/);
     expect(await storedFlagVersion(t, flag.id)).toEqual(before);
   });
@@ -95,7 +100,8 @@ describe("a flag's version: ETag, If-Match and 412", () => {
     const flag = await createFlag(t, org.key, { key: 'k', type: 'number', value: 1 });
     await patch(flag.id, { type: 'number', value: 2 }).expect(200);
     const [, created] = await audit(flag.id);
-    const restore = (ifMatch: string) => api(t, org.key).post(`/flags/${flag.id}/restore`).set('If-Match', ifMatch).send({ auditEntryId: created.id });
+    const restore = (ifMatch: string) =>
+      api(t, org.key).post(`/flags/${flag.id}/restore`).set('If-Match', ifMatch).send({ auditEntryId: created.id });
 
     expectApiError(await restore('"1"'), 412, 'FLAG_CHANGED');
     expect((await get(flag.id)).body.value).toBe(2);
@@ -126,9 +132,13 @@ describe("a flag's version: ETag, If-Match and 412", () => {
       const [restore, ...ordinary] = await audit(flag.id);
       expect(restore).toMatchObject({ action: 'flag.value.set', context: { restoredFrom: created.id }, after: { value: { rare: 1 } } });
       expect(Object.keys(restore)).toEqual(['id', 'flagId', 'flagKey', 'actorType', 'actorId', 'action', 'before', 'after', 'context', 'createdAt']);
-      for (const entry of ordinary) expect(Object.keys(entry)).toEqual(['id', 'flagId', 'flagKey', 'actorType', 'actorId', 'action', 'before', 'after', 'createdAt']);
+      for (const entry of ordinary)
+        expect(Object.keys(entry)).toEqual(['id', 'flagId', 'flagKey', 'actorType', 'actorId', 'action', 'before', 'after', 'createdAt']);
       // The export's lines are the page's entries.
-      const lines = (await api(t, org.key).get(`/flags/audit/export?flagId=${flag.id}`).expect(200)).text.trim().split('\n').map((line) => JSON.parse(line));
+      const lines = (await api(t, org.key).get(`/flags/audit/export?flagId=${flag.id}`).expect(200)).text
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
       expect(lines[lines.length - 1].context).toEqual({ restoredFrom: created.id });
       expect(lines[0]).not.toHaveProperty('context');
       const stored = await t.db.query('SELECT context FROM flag_audit_entries WHERE flag_id = $1 ORDER BY created_at, id', [flag.id]);
@@ -166,6 +176,31 @@ describe("a flag's version: ETag, If-Match and 412", () => {
       ]);
       expect((await get(existing.id)).headers.etag).toBe('"2"');
     });
+  });
+
+  it('documents the ETag, If-Match, the 412 and the audit context in the OpenAPI document', async () => {
+    const doc = (await request(t.http).get('/docs-json').expect(200)).body;
+    const operations = {
+      get: doc.paths['/v1/flags/{flagId}'].get,
+      patch: doc.paths['/v1/flags/{flagId}'].patch,
+      delete: doc.paths['/v1/flags/{flagId}'].delete,
+      restore: doc.paths['/v1/flags/{flagId}/restore'].post,
+    };
+    for (const operation of [operations.get, operations.patch, operations.restore]) {
+      expect(operation.responses['200'].headers.ETag).toMatchObject({ schema: { type: 'string' } });
+    }
+    for (const operation of [operations.patch, operations.delete, operations.restore]) {
+      expect(operation.parameters).toContainEqual(expect.objectContaining({ name: 'If-Match', in: 'header', required: false }));
+      expect(operation.responses['412']).toMatchObject({
+        description: expect.stringMatching(/^FLAG_CHANGED/),
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/ApiErrorDto' } } },
+      });
+    }
+    expect(operations.get.parameters.map((parameter: { name: string }) => parameter.name)).not.toContain('If-Match');
+    const entry = doc.components.schemas.FeatureFlagAuditEntryDto;
+    expect(entry.required).not.toContain('context');
+    expect(entry.properties.context.allOf).toEqual([{ $ref: '#/components/schemas/FlagAuditContextDto' }]);
+    expect(Object.keys(doc.components.schemas.FlagAuditContextDto.properties).sort()).toEqual(['import', 'restoredFrom', 'scheduleId']);
   });
 
   it("keeps a json value's content, not its key order: served equal as JSON, its object keys sorted", async () => {

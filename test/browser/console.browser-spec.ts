@@ -55,6 +55,18 @@ describe('the console in Chromium', () => {
     return { page, user, p: page.page };
   }
 
+  /** Every write of a flag the page sends from now on (PATCH, DELETE, restore), with its If-Match header. */
+  const flagWritesOf = (p: ConsolePage['page']) => {
+    const writes: { request: string; ifMatch: string | undefined }[] = [];
+    p.on('request', (sent) => {
+      const path = new URL(sent.url()).pathname;
+      if (/^\/v1\/flags\/[\w-]+(\/restore)?$/.test(path) && sent.method() !== 'GET') {
+        writes.push({ request: `${sent.method()} ${path.replace(/[\w-]{36}/, '{flagId}')}`, ifMatch: sent.headers()['if-match'] });
+      }
+    });
+    return writes;
+  };
+
   const flagNamed = async (key: string) => {
     const flags = (await api(t, org.key).get('/flags?includeArchived=true&limit=100').expect(200)).body.results as { key: string }[];
     return flags.find((flag) => flag.key === key) as any;
@@ -205,6 +217,7 @@ describe('the console in Chromium', () => {
   it('edits a flag, archives and unarchives it, and deletes it after a confirmation naming the key', async () => {
     const flag = await createFlag(t, org.key, { key: 'motd', type: 'string', value: 'Hello' });
     const { p } = await signedIn('editor', { path: `/console/flags/${flag.id}` });
+    const writes = flagWritesOf(p);
     await p.getByRole('heading', { name: 'motd' }).waitFor();
     await p.getByLabel('Name').fill('Message of the day');
     await p.getByLabel('Description').fill('Shown in the lobby');
@@ -238,6 +251,13 @@ describe('the console in Chromium', () => {
     await dialog.getByRole('button', { name: 'Delete motd' }).click();
     await p.getByRole('heading', { name: 'Flags' }).waitFor();
     expect(await flagNamed('motd')).toBeUndefined();
+    // Every save said which version of the flag it was made on (the save, archive, unarchive, delete).
+    expect(writes).toEqual([
+      { request: 'PATCH /v1/flags/{flagId}', ifMatch: '"1"' },
+      { request: 'PATCH /v1/flags/{flagId}', ifMatch: '"2"' },
+      { request: 'PATCH /v1/flags/{flagId}', ifMatch: '"3"' },
+      { request: 'DELETE /v1/flags/{flagId}', ifMatch: '"4"' },
+    ]);
   });
 
   it('searches, filters archived flags and pages through the list, with the quota', async () => {
@@ -354,12 +374,34 @@ describe('the console in Chromium', () => {
       response.request().method() === 'GET' && new URL(response.url()).pathname === `/v1/flags/${flag.id}`;
 
     // One's own saves (the value, then the description): the page reads the flag again when the event stream tells of
-    // each, and knows it for its own by the version its save answered.
+    // each, and knows it for its own by the version its save answered. The event is published at the commit, before
+    // the save's answer is written, so it often overtakes that answer (always, across a slow network): here the answer
+    // is held until the event has reached the page (its history reads the log again on it).
+    const holdSavesUntilTheEvent = async () => {
+      let arrived!: () => void;
+      const eventArrived = new Promise<void>((resolve) => (arrived = resolve));
+      const onRequest = (sent: { method(): string; url(): string }) => {
+        if (sent.method() === 'GET' && new URL(sent.url()).pathname === '/v1/flags/audit') arrived();
+      };
+      p.on('request', onRequest);
+      const flagUrl = `**/v1/flags/${flag.id}`;
+      await p.route(flagUrl, async (route) => {
+        if (route.request().method() !== 'PATCH') return route.fallback();
+        const response = await route.fetch();
+        await eventArrived;
+        await route.fulfill({ response });
+      });
+      return async () => {
+        p.off('request', onRequest);
+        await p.unroute(flagUrl);
+      };
+    };
     for (const [edit, entry] of [
       [() => p.getByLabel('Value', { exact: true }).fill('Welcome back'), 'changed the value'],
       [() => p.getByLabel('Description').fill('Shown in the lobby'), 'renamed or described'],
     ] as const) {
       await edit();
+      const release = await holdSavesUntilTheEvent();
       const eventRead = p.waitForResponse(flagRead);
       const saving = p.waitForRequest((sent) => sent.method() === 'PATCH');
       await p.getByRole('button', { name: 'Save changes' }).click();
@@ -367,6 +409,7 @@ describe('the console in Chromium', () => {
       await p.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
       await history.getByText(entry).first().waitFor({ timeout: 3_000 });
       await eventRead;
+      await release();
       await p.evaluate(() => new Promise((resolve) => (globalThis as any).setTimeout(resolve, 200)));
       expect(await banner.count()).toBe(0);
     }
@@ -449,6 +492,7 @@ describe('the console in Chromium', () => {
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     expect(await flagNamed('loot-table')).toMatchObject({ value: { tiers: [1, 5], rare: 0.1 }, rules: expect.any(Array) });
 
+    const writes = flagWritesOf(p);
     await created.getByRole('button', { name: /^Restore this version \(after the change of / }).click();
     await dialog.getByRole('button', { name: 'Restore this version' }).click();
     await history
@@ -457,6 +501,7 @@ describe('the console in Chromium', () => {
       .waitFor();
     // The history says it was a restore, and of which version.
     await history.getByText(`${user.name} restored the version of ${createdAt} (changed the value)`).waitFor();
+    expect(writes).toEqual([{ request: 'POST /v1/flags/{flagId}/restore', ifMatch: '"3"' }]);
     const stored = await flagNamed('loot-table');
     expect(stored).toMatchObject({ value: { tiers: [1, 2], rare: 0.1 } });
     expect(stored).not.toHaveProperty('rules');
@@ -501,6 +546,7 @@ describe('the console in Chromium', () => {
   it("edits a flag's rules (a region condition, a 10 % rollout) and previews the value a context gets", async () => {
     const flag = await createFlag(t, org.key, { key: 'new-matchmaker', type: 'boolean', value: false });
     const { p } = await signedIn('editor', { path: `/console/flags/${flag.id}` });
+    const writes = flagWritesOf(p);
     const rules = p.getByRole('region', { name: 'Targeting rules' });
     await rules.getByText("No rules: everyone gets the flag's value.").waitFor();
 
@@ -521,6 +567,7 @@ describe('the console in Chromium', () => {
     await second.getByLabel('To %').fill('10');
     await rules.getByRole('button', { name: 'Save rules' }).click();
     await rules.getByRole('status').filter({ hasText: 'Rules saved.' }).waitFor();
+    expect(writes).toEqual([{ request: 'PATCH /v1/flags/{flagId}', ifMatch: '"1"' }]);
     expect((await flagNamed('new-matchmaker')).rules).toEqual([
       { id: 'europe', conditions: [{ attribute: 'region', operator: 'in', values: ['eu-west', 'eu-central'] }], value: true },
       { id: 'canary', conditions: [{ attribute: 'serverId', operator: 'percentage', values: [0, 10] }], value: true },

@@ -93,7 +93,11 @@ export class FlagsController {
       value: { key: 'new-matchmaker', name: 'New matchmaker', type: 'boolean', value: false, rules: RULES_EXAMPLE },
     },
   })
-  @ApiCreatedResponse({ type: FeatureFlagDto, example: { ...FLAG_EXAMPLE, value: false, updatedAt: FLAG_EXAMPLE.createdAt } })
+  @ApiCreatedResponse({
+    type: FeatureFlagDto,
+    example: { ...FLAG_EXAMPLE, value: false, updatedAt: FLAG_EXAMPLE.createdAt },
+    headers: FLAG_ETAG_HEADER,
+  })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: 'Validation failed: bad key, value not matching type, ...' })
   @ApiConflictResponse({ type: ApiErrorDto, description: 'Key already taken, or the organization is at its allowance' })
   create(@CurrentPrincipal() principal: Principal, @Body() dto: CreateFlagDto): FlagWriteRun<FeatureFlagDto> {

@@ -26,7 +26,9 @@ describe("a flag's version: ETag, If-Match and 412", () => {
   const audit = async (flagId: string): Promise<Entry[]> => (await api(t, org.key).get(`/flags/audit?flagId=${flagId}`).expect(200)).body.results;
 
   it('answers the row version as a strong ETag on GET, PATCH and restore; one more after each change, the same after a no-op', async () => {
-    const flag = await createFlag(t, org.key, { key: 'xp-rate', type: 'number', value: 1 });
+    const made = await api(t, org.key).post('/flags').send({ key: 'xp-rate', name: 'XP rate', type: 'number', value: 1 }).expect(201);
+    expect(made.headers.etag).toBe('"1"');
+    const flag = made.body;
     expect((await get(flag.id)).headers.etag).toBe('"1"');
     const changed = await patch(flag.id, { type: 'number', value: 2 }).expect(200);
     expect(changed.headers.etag).toBe('"2"');
@@ -189,6 +191,7 @@ describe("a flag's version: ETag, If-Match and 412", () => {
     for (const operation of [operations.get, operations.patch, operations.restore]) {
       expect(operation.responses['200'].headers.ETag).toMatchObject({ schema: { type: 'string' } });
     }
+    expect(doc.paths['/v1/flags'].post.responses['201'].headers.ETag).toMatchObject({ schema: { type: 'string' } });
     for (const operation of [operations.patch, operations.delete, operations.restore]) {
       expect(operation.parameters).toContainEqual(expect.objectContaining({ name: 'If-Match', in: 'header', required: false }));
       expect(operation.responses['412']).toMatchObject({

@@ -1,5 +1,5 @@
 import createClient, { type Middleware } from 'openapi-fetch';
-import type { paths } from '../../.generated/api';
+import type { components, paths } from '../../.generated/api';
 
 /** What the service answered when it refused a request: enough to show beside the control that caused it. */
 export class ApiProblem extends Error {
@@ -115,3 +115,11 @@ export function versionOf(etag: string): number {
   const version = Number(/^"(\d+)"$/.exec(etag)?.[1]);
   return Number.isFinite(version) ? version : 0;
 }
+
+/**
+ * A flag page's way to write its flag: `send` is given the version the page shows (for If-Match), and the page then
+ * shows what the service answered.
+ */
+export type FlagWrite = (
+  send: (etag: string) => Promise<Versioned<components['schemas']['FeatureFlagDto']>>,
+) => Promise<components['schemas']['FeatureFlagDto']>;

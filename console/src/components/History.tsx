@@ -1,12 +1,11 @@
 import { type ReactNode, useCallback, useState } from 'react';
-import { api, ApiProblem, ok, okVersioned } from '../api/client';
+import { api, ApiProblem, type FlagWrite, ok, okVersioned } from '../api/client';
 import { useOrganizationEvents } from '../api/events';
 import { useLatestRead } from '../api/use-latest-read';
 import type { components } from '../../.generated/api';
 import { useActors } from '../lib/actors';
 import { diff, same, shown } from '../lib/diff';
 import { describeRule, type Rule, rulesChange } from '../lib/rules';
-import type { FlagWrite } from '../pages/FlagDetail';
 import { useSignedIn } from '../session';
 import { ConfirmDialog } from './ConfirmDialog';
 import { Pager } from './Pager';

@@ -1,5 +1,5 @@
 import { type FormEvent, useCallback, useEffect, useRef, useState } from 'react';
-import { api, ApiProblem, ok, okVersioned, type Versioned, versionOf } from '../api/client';
+import { api, ApiProblem, type FlagWrite, ok, okVersioned, type Versioned, versionOf } from '../api/client';
 import { useOrganizationEvents } from '../api/events';
 import type { components } from '../../.generated/api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
@@ -16,9 +16,6 @@ import { LOCKED_REASON } from './Flags';
 
 type Flag = components['schemas']['FeatureFlagDto'];
 type Update = components['schemas']['UpdateFlagDto'];
-
-/** The page's way to write the flag: with its version as If-Match, the page then showing what the service answered. */
-export type FlagWrite = (send: (etag: string) => Promise<Versioned<Flag>>) => Promise<Flag>;
 
 /**
  * One flag: edit its name, description, value and runtime; archive, unarchive or delete it. Every write sends the

@@ -75,7 +75,7 @@ export class FlagTransferService {
 
     const changes: FlagChange[] = [];
     for (const step of steps) changes.push(await this.apply(tx, organizationId, step));
-    return new FlagWrite(report, changes);
+    return new FlagWrite(report, changes).because({ import: true });
   }
 
   private async apply(tx: Transaction, organizationId: string, step: Step): Promise<FlagChange> {

@@ -8,7 +8,8 @@ import { ApiPropertyOptions } from '@nestjs/swagger';
  */
 export const JSON_VALUE_SCHEMA: ApiPropertyOptions = {
   description:
-    'Any JSON value; must match `type` (boolean, string, finite number, or any JSON, null included). At most 4 KB serialized and 4 levels deep.',
+    'Any JSON value; must match `type` (boolean, string, finite number, or any JSON, null included). At most 4 KB serialized and 4 levels deep. ' +
+    "An object's key order is not significant and not kept (stored and served with its keys sorted, equal as JSON): use an array where order matters.",
   oneOf: [
     { type: 'boolean' },
     { type: 'string' },

@@ -4,6 +4,7 @@ import type { Request, Response } from 'express';
 import { cookieValue, sessionCookieHeader } from '../auth/sessions/session-token';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Public } from '../http/access';
+import { setPageSecurityHeaders, STATIC_PAGE_CSP } from '../http/page-headers';
 import { IgnoresUnknownQueryParameters } from '../http/query-parameters';
 import { PENDING_LIFETIME_MS } from './oidc/oidc-pending';
 import { SsoRefusal, SsoService } from './sso.service';
@@ -116,6 +117,7 @@ export class SsoController {
     response.status(error.status);
     response.setHeader('Content-Type', 'text/html; charset=utf-8');
     response.setHeader('Cache-Control', 'no-store');
+    setPageSecurityHeaders(response, STATIC_PAGE_CSP);
     response.send(
       '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in failed · Flagstore</title></head>' +
         `<body><main><h1>You are not signed in</h1><p>${escapeHtml(error.message)}</p><p><a href="/console">Back to sign-in</a></p></main></body></html>`,

@@ -61,8 +61,7 @@ describe('streams follow the session', () => {
       const here = await listen(a, me);
       const there = await listen(b, me);
       await asSession(a, me).post('/auth/logout').expect(204);
-      await expect(within(here, 200)).resolves.toBe('ended');
-      await expect(within(there, 1_000)).resolves.toBe('ended');
+      await expect(Promise.all([within(here, 500), within(there, 1_000)])).resolves.toEqual(['ended', 'ended']);
       expect(a.app.get(SessionStreams).size + b.app.get(SessionStreams).size).toBe(0);
     });
 
@@ -97,8 +96,7 @@ describe('streams follow the session', () => {
       const here = await listen(a, me);
       const there = await listen(b, me);
       await admin(a).delete(`/users/${me.userId}`).expect(204);
-      await expect(within(here, 200)).resolves.toBe('ended');
-      await expect(within(there, 1_000)).resolves.toBe('ended');
+      await expect(Promise.all([within(here, 500), within(there, 1_000)])).resolves.toEqual(['ended', 'ended']);
     });
 
     it('ends at the change feed’s next read when the bus lost the message', async () => {
@@ -113,7 +111,7 @@ describe('streams follow the session', () => {
       }
       await expect(within(there, 300)).resolves.toBe('open'); // B heard nothing yet
       await b.app.get(ChangeFeed).tick();
-      await expect(within(there, 500)).resolves.toBe('ended');
+      await expect(within(there, 1_000)).resolves.toBe('ended');
     });
 
     it('ends when the session goes idle, by the timer: an open stream is not a use', async () => {

@@ -61,6 +61,7 @@ export class SsoController {
   @ApiResponse({ status: 404, description: 'Single sign-on is not configured', content: PAGE })
   @ApiResponse({ status: 502, description: 'The provider could not be reached or is misconfigured', content: PAGE })
   async start(@Query('returnTo') returnTo: unknown, @Res() response: Response): Promise<void> {
+    setPageSecurityHeaders(response, STATIC_PAGE_CSP); // every page (and redirect) these routes answer
     try {
       const { url, pending } = await this.sso.start(typeof returnTo === 'string' ? returnTo : undefined);
       response.setHeader('Set-Cookie', this.ssoCookie(pending, PENDING_LIFETIME_MS / 1000));
@@ -94,6 +95,7 @@ export class SsoController {
   @ApiResponse({ status: 409, description: 'The account was being created by another sign-in at the same moment', content: PAGE })
   @ApiResponse({ status: 502, description: 'The provider could not be reached, or its answer could not be verified', content: PAGE })
   async callback(@Req() request: Request, @Res() response: Response): Promise<void> {
+    setPageSecurityHeaders(response, STATIC_PAGE_CSP); // every page (and redirect) these routes answer
     const clearPending = this.ssoCookie('', 0);
     try {
       const { session, returnTo } = await this.sso.finish(request.originalUrl, cookieValue(request.headers.cookie, SSO_COOKIE));
@@ -117,7 +119,6 @@ export class SsoController {
     response.status(error.status);
     response.setHeader('Content-Type', 'text/html; charset=utf-8');
     response.setHeader('Cache-Control', 'no-store');
-    setPageSecurityHeaders(response, STATIC_PAGE_CSP);
     response.send(
       '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in failed · Flagstore</title></head>' +
         `<body><main><h1>You are not signed in</h1><p>${escapeHtml(error.message)}</p><p><a href="/console">Back to sign-in</a></p></main></body></html>`,

@@ -87,6 +87,8 @@ export class ExchangeRecorder {
   }
 
   private capture(request: IncomingMessage, response: ServerResponse): void {
+    // As it came: a mounted middleware (Swagger UI's files under /docs) rewrites request.url while it answers.
+    const url = request.url ?? '/';
     const chunks: Buffer[] = [];
     let size = 0;
     let truncated = false;
@@ -125,11 +127,11 @@ export class ExchangeRecorder {
       return (end as (...args: unknown[]) => ServerResponse).call(this, chunk, ...rest);
     } as ServerResponse['end'];
     response.once('finish', () => {
-      if (isPageRoute(request) || isPreflight(request)) return;
+      if (isPageRoute(url, request.method) || isPreflight(request)) return;
       const header = response.getHeader('content-type');
       this.exchanges.push({
         method: request.method ?? 'GET',
-        url: request.url ?? '/',
+        url,
         status: response.statusCode,
         contentType: contentType ?? (header === undefined ? undefined : String(header)),
         body: Buffer.concat(chunks),
@@ -159,10 +161,10 @@ export class ExchangeRecorder {
 }
 
 /** Web pages, not API operations: Swagger's own, and the console's pages and assets (with the redirect of `/`). */
-function isPageRoute(request: IncomingMessage): boolean {
-  const path = (request.url ?? '').split('?')[0];
+function isPageRoute(url: string, method: string | undefined): boolean {
+  const path = url.split('?')[0];
   if (path === '/docs' || path.startsWith('/docs/') || path === '/docs-json') return true;
-  const read = request.method === 'GET' || request.method === 'HEAD';
+  const read = method === 'GET' || method === 'HEAD';
   return read && (path === '/' || path === '/console' || path.startsWith('/console/'));
 }
 

@@ -21,7 +21,7 @@ export class InvitationsRepository {
   ): Promise<Invitation> {
     await tx.rows(
       `UPDATE invitations SET withdrawn_at = clock_timestamp()
-       WHERE organization_id = $1 AND lower(email) = lower($2) AND accepted_at IS NULL AND withdrawn_at IS NULL`,
+       WHERE organization_id = $1 AND email = $2 AND accepted_at IS NULL AND withdrawn_at IS NULL`,
       [invitation.organizationId, invitation.email],
     );
     const row = await tx.row<Invitation>(
@@ -64,7 +64,7 @@ export class InvitationsRepository {
   pendingFor(db: Db, email: string, now: number): Promise<Invitation[]> {
     return db.rows<Invitation>(
       `SELECT ${INVITATION} FROM invitations
-       WHERE lower(email) = lower($1) AND accepted_at IS NULL AND withdrawn_at IS NULL AND expires_at > to_timestamp($2 / 1000.0)
+       WHERE email = $1 AND accepted_at IS NULL AND withdrawn_at IS NULL AND expires_at > to_timestamp($2 / 1000.0)
        ORDER BY created_at, id`,
       [email, now],
     );

@@ -6,6 +6,7 @@ import { SIGNING_SECRET } from '../config/signing-secret';
 import { Transaction } from '../database/sql';
 import { Transactions } from '../database/transactions';
 import { InvalidationBus } from '../invalidation/invalidation-bus';
+import { normalEmail } from './email-address';
 import { InvitationsRepository } from './invitations.repository';
 import { MembershipsRepository } from './memberships.repository';
 import { OidcError, OidcFailure } from './oidc/oidc-errors';
@@ -85,7 +86,10 @@ export class SsoService {
     if (!identity.emailVerified) {
       throw new SsoRefusal(403, `Your sign-in provider has not verified the email ${identity.email}, so it cannot sign you in here.`);
     }
-    const session = await this.signIn(identity);
+    // The provider's spelling of the email is not ours: users and invitations hold the normal form.
+    const email = normalEmail(identity.email);
+    if (email === null) throw new SsoRefusal(403, `Your sign-in provider gave ${identity.email}, which is not an email address Flagstore can use.`);
+    const session = await this.signIn({ ...identity, email });
     return { session, returnTo: pending.returnTo };
   }
 

@@ -10,7 +10,7 @@ export const USER_EMAIL_KEY = 'users_email_key';
 /** The `users` rows, on the `Db` it is given. A deleted user keeps their row (marked) so that history can name them. */
 @Injectable()
 export class UsersRepository {
-  /** The new user, or null when a user with that email (ignoring case) exists. */
+  /** The new user, or null when a user with that email exists (emails are in their normal form: email-address.ts). */
   async create(db: Db, email: string, name: string, passwordHash: string | null): Promise<User | null> {
     try {
       return await db.row<User>(`INSERT INTO users (email, name, password_hash) VALUES ($1, $2, $3) RETURNING ${USER}`, [email, name, passwordHash]);
@@ -26,7 +26,7 @@ export class UsersRepository {
 
   findByEmail(db: Db, email: string): Promise<UserWithPassword | null> {
     return db.row<UserWithPassword>(
-      `SELECT ${USER}, password_hash AS "passwordHash" FROM users WHERE lower(email) = lower($1) AND deleted_at IS NULL`,
+      `SELECT ${USER}, password_hash AS "passwordHash" FROM users WHERE email = $1 AND deleted_at IS NULL`,
       [email],
     );
   }

@@ -1,20 +1,18 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
-import { IsEmail, IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
 import { PageQueryDto, pageFields } from '../../common/dto/pagination';
-import { CharLength, trimmedString } from '../../common/validation';
+import { CharLength } from '../../common/validation';
 import { Role, ROLES } from '../../auth/roles';
+import { EMAIL_SPELLING, NormalEmail } from '../email-address';
 import { Membership, User } from '../people.model';
 
 /** Passwords: 12 to 256 characters (README, "People and sessions"). */
 const PASSWORD = { minLength: 12, maxLength: 256, format: 'password' } as const;
-const EMAIL_MESSAGE = 'email must be an email address';
 const ROLE_MESSAGE = `role must be one of ${ROLES.join(', ')}`;
 
 export class CreateUserDto {
-  @ApiProperty({ format: 'email', maxLength: 254, example: 'maya@acme.example', description: 'Unique among users, compared ignoring case' })
-  @Transform(trimmedString)
-  @IsEmail({}, { message: EMAIL_MESSAGE })
+  @ApiProperty({ format: 'email', maxLength: 254, example: 'maya@acme.example', description: `Unique among users. ${EMAIL_SPELLING}` })
+  @NormalEmail('email')
   @MaxLength(254)
   email: string;
 
@@ -104,8 +102,8 @@ export class MembersQueryDto {
 }
 
 export class LoginDto {
-  @ApiProperty({ format: 'email', example: 'maya@acme.example' })
-  @IsString({ message: EMAIL_MESSAGE })
+  @ApiProperty({ format: 'email', maxLength: 254, example: 'maya@acme.example', description: EMAIL_SPELLING })
+  @NormalEmail('email')
   @MaxLength(254)
   email: string;
 
@@ -149,9 +147,8 @@ export class SessionDto {
 }
 
 export class CreateInvitationDto {
-  @ApiProperty({ format: 'email', maxLength: 254, example: 'sam@acme.example' })
-  @Transform(trimmedString)
-  @IsEmail({}, { message: EMAIL_MESSAGE })
+  @ApiProperty({ format: 'email', maxLength: 254, example: 'sam@acme.example', description: EMAIL_SPELLING })
+  @NormalEmail('email')
   @MaxLength(254)
   email: string;
 

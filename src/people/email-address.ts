@@ -18,7 +18,10 @@ export function normalEmail(raw: string): string | null {
   return `${email.slice(0, at).replace(/[A-Z]+/g, (letters) => letters.toLowerCase())}@${domain.toLowerCase()}`;
 }
 
-/** What every email field of the API says about its spelling. */
+/**
+ * What every email field of the API says about its spelling. Their OpenAPI format is `idn-email` (RFC 6531): the part
+ * before the @ may hold any Unicode letter (`alİce@a.example`), which `email` does not allow.
+ */
 export const EMAIL_SPELLING =
   'Stored and compared in one spelling: trimmed, Unicode NFC, the domain in ASCII (IDNA) and lowercase, and before the @ only A-Z lowercased';
 

@@ -11,6 +11,12 @@ export interface InvitationByToken extends Invitation {
   withdrawnAt: Date | null;
 }
 
+/** An invitation as its page shows it before anyone accepts it: with its organization's and inviter's names. */
+export interface InvitationPreview extends InvitationByToken {
+  organizationName: string;
+  invitedByName: string | null;
+}
+
 /** The `invitations` rows, on the `Db` it is given; only the SHA-256 of an invitation's token is stored. */
 @Injectable()
 export class InvitationsRepository {
@@ -56,6 +62,17 @@ export class InvitationsRepository {
   lockByToken(tx: Transaction, tokenHash: string): Promise<InvitationByToken | null> {
     return tx.row<InvitationByToken>(
       `SELECT ${INVITATION}, accepted_at AS "acceptedAt", withdrawn_at AS "withdrawnAt" FROM invitations WHERE token_hash = $1 FOR UPDATE`,
+      [tokenHash],
+    );
+  }
+
+  /** The invitation of a token with its organization's name and its inviter's, whatever became of it; not locked. */
+  previewByToken(db: Db, tokenHash: string): Promise<InvitationPreview | null> {
+    return db.row<InvitationPreview>(
+      `SELECT i.id, i.organization_id AS "organizationId", i.email, i.role, i.created_at AS "createdAt", i.expires_at AS "expiresAt",
+              i.accepted_at AS "acceptedAt", i.withdrawn_at AS "withdrawnAt", o.name AS "organizationName", u.name AS "invitedByName"
+       FROM invitations i JOIN organizations o ON o.id = i.organization_id LEFT JOIN users u ON u.id = i.invited_by
+       WHERE i.token_hash = $1`,
       [tokenHash],
     );
   }

@@ -25,10 +25,7 @@ export class UsersRepository {
   }
 
   findByEmail(db: Db, email: string): Promise<UserWithPassword | null> {
-    return db.row<UserWithPassword>(
-      `SELECT ${USER}, password_hash AS "passwordHash" FROM users WHERE email = $1 AND deleted_at IS NULL`,
-      [email],
-    );
+    return db.row<UserWithPassword>(`SELECT ${USER}, password_hash AS "passwordHash" FROM users WHERE email = $1 AND deleted_at IS NULL`, [email]);
   }
 
   findWithPassword(db: Db, userId: string): Promise<UserWithPassword | null> {

@@ -23,7 +23,7 @@ import { EMAIL_SPELLING, NormalEmail } from '../../people/email-address';
 
 /** An organization's first admin, created with it (POST /v1/admin/organizations). */
 export class FirstAdminDto {
-  @ApiProperty({ format: 'email', maxLength: 254, example: 'maya@acme.example', description: EMAIL_SPELLING })
+  @ApiProperty({ format: 'idn-email', maxLength: 254, example: 'maya@acme.example', description: EMAIL_SPELLING })
   @NormalEmail('admin.email')
   @MaxLength(254)
   email: string;
@@ -109,7 +109,7 @@ export class OrganizationDto {
 /** The first admin of an organization created with one. */
 export class FirstAdminUserDto {
   @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty({ format: 'email' }) email: string;
+  @ApiProperty({ format: 'idn-email' }) email: string;
   @ApiProperty() name: string;
 }
 

@@ -11,7 +11,7 @@ const PASSWORD = { minLength: 12, maxLength: 256, format: 'password' } as const;
 const ROLE_MESSAGE = `role must be one of ${ROLES.join(', ')}`;
 
 export class CreateUserDto {
-  @ApiProperty({ format: 'email', maxLength: 254, example: 'maya@acme.example', description: `Unique among users. ${EMAIL_SPELLING}` })
+  @ApiProperty({ format: 'idn-email', maxLength: 254, example: 'maya@acme.example', description: `Unique among users. ${EMAIL_SPELLING}` })
   @NormalEmail('email')
   @MaxLength(254)
   email: string;
@@ -30,7 +30,7 @@ export class CreateUserDto {
 
 export class UserDto {
   @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty({ format: 'email' }) email: string;
+  @ApiProperty({ format: 'idn-email' }) email: string;
   @ApiProperty() name: string;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
 
@@ -72,7 +72,7 @@ export class UpdateMemberDto {
 
 export class MemberDto {
   @ApiProperty({ format: 'uuid' }) userId: string;
-  @ApiProperty({ format: 'email' }) email: string;
+  @ApiProperty({ format: 'idn-email' }) email: string;
   @ApiProperty() name: string;
   @ApiProperty({ enum: ROLES }) role: Role;
   @ApiProperty({ format: 'date-time', description: 'When they joined' }) createdAt: string;
@@ -102,7 +102,7 @@ export class MembersQueryDto {
 }
 
 export class LoginDto {
-  @ApiProperty({ format: 'email', maxLength: 254, example: 'maya@acme.example', description: EMAIL_SPELLING })
+  @ApiProperty({ format: 'idn-email', maxLength: 254, example: 'maya@acme.example', description: EMAIL_SPELLING })
   @NormalEmail('email')
   @MaxLength(254)
   email: string;
@@ -128,7 +128,7 @@ export class ChangePasswordDto {
 
 export class SessionUserDto {
   @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty({ format: 'email' }) email: string;
+  @ApiProperty({ format: 'idn-email' }) email: string;
   @ApiProperty() name: string;
 }
 
@@ -147,7 +147,7 @@ export class SessionDto {
 }
 
 export class CreateInvitationDto {
-  @ApiProperty({ format: 'email', maxLength: 254, example: 'sam@acme.example', description: EMAIL_SPELLING })
+  @ApiProperty({ format: 'idn-email', maxLength: 254, example: 'sam@acme.example', description: EMAIL_SPELLING })
   @NormalEmail('email')
   @MaxLength(254)
   email: string;
@@ -159,7 +159,7 @@ export class CreateInvitationDto {
 
 export class InvitationDto {
   @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty({ format: 'email' }) email: string;
+  @ApiProperty({ format: 'idn-email' }) email: string;
   @ApiProperty({ enum: ROLES }) role: Role;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ format: 'date-time' }) expiresAt: string;
@@ -173,14 +173,33 @@ export class CreatedInvitationDto extends InvitationDto {
   url: string;
 }
 
+export class InvitationOrganizationDto {
+  @ApiProperty({ example: 'Acme Games' }) name: string;
+}
+
+export class InvitationInviterDto {
+  @ApiProperty({ example: 'Maya Lin' }) name: string;
+}
+
+/** GET /auth/invitations/{token}: what the invitation's page shows; never whether the email has an account. */
+export class InvitationPreviewDto {
+  @ApiProperty({ type: InvitationOrganizationDto, description: 'The organization the invitation is to' })
+  organization: InvitationOrganizationDto;
+  @ApiProperty({ enum: ROLES }) role: Role;
+  @ApiProperty({ type: InvitationInviterDto, nullable: true, description: 'The admin who invited (null when no longer known)' })
+  invitedBy: InvitationInviterDto | null;
+  @ApiProperty({ format: 'idn-email', description: 'The invited email, in its one spelling' }) email: string;
+  @ApiProperty({ format: 'date-time' }) expiresAt: string;
+}
+
 export class AcceptInvitationDto {
-  @ApiPropertyOptional({ minLength: 1, maxLength: 100, description: 'Required when no user has the invited email yet' })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 100, description: 'With password: creates the account of the invited email (when it has none)' })
   @IsOptional()
   @IsString()
   @CharLength(1, 100)
   name?: string;
 
-  @ApiPropertyOptional({ ...PASSWORD, description: 'Required when no user has the invited email yet' })
+  @ApiPropertyOptional({ ...PASSWORD, description: 'With name: the new account’s password' })
   @IsOptional()
   @IsString()
   @CharLength(12, 256)

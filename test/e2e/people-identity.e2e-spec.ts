@@ -5,6 +5,7 @@ import { admin, createOrganization } from '../factories/organizations.factory';
 import { asSession, createUser, memberSignedIn, PASSWORD, signIn } from '../factories/people.factory';
 import { PasswordHasher } from '../../src/auth/sessions/password-hasher';
 import { INVITATION_TTL_MS } from '../../src/people/people.service';
+import { eventually } from '../support/eventually';
 import { expectApiError } from '../support/expect-error';
 import { FakeClock } from '../support/fake-clock';
 import { describeWithBinaries, redisServerBinary } from '../support/servers/binaries';
@@ -232,6 +233,34 @@ describe('people: one spelling per email, budgets before the work, and what an i
           const keys = await client.keys('flagstore:signin:*');
           expect(keys.length).toBeGreaterThanOrEqual(2);
           for (const key of keys) expect(key).toMatch(/^flagstore:signin:(test-[0-9a-f]{16}:)?[0-9a-f]{64}$/);
+        } finally {
+          client.disconnect();
+        }
+      });
+
+      it('keeps counting on each instance while Redis does not answer, and shares again once it does', async () => {
+        const user = await createUser(a);
+        await redis.stop();
+        try {
+          const answers = await Promise.all(
+            Array.from({ length: 12 }, (_, i) => login(a, user.email, 'a wrong passphrase!').set('X-Forwarded-For', `192.0.2.${i + 1}`)),
+          );
+          expect(statuses(answers)).toEqual([...Array(10).fill(401), 429, 429]);
+        } finally {
+          await redis.start();
+        }
+        // Back: attempts reach Redis again (a restarted Redis is empty).
+        const client = new Redis(redis.url);
+        try {
+          let tries = 0;
+          await eventually(
+            async () => {
+              tries += 1;
+              await login(b, user.email, 'a wrong passphrase!').set('X-Forwarded-For', `192.0.2.${100 + tries}`);
+              return (await client.keys('flagstore:signin:*')).length > 0;
+            },
+            { what: 'sign-in attempts counted in Redis again' },
+          );
         } finally {
           client.disconnect();
         }

@@ -24,7 +24,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Public } from '../http/access';
 import { AcceptInvitationDto, ChangePasswordDto, InvitationPreviewDto, LoginDto, SessionDto } from './dto/people.dto';
 import { INVITATION_PREVIEW_EXAMPLE, SESSION_EXAMPLE } from './dto/people.examples';
-import { NO_STORE_HEADER, NoStore } from './no-store';
+import { NO_STORE_HEADER } from './no-store';
 import { SignInService } from './sign-in.service';
 
 const SET_COOKIE = {
@@ -56,7 +56,6 @@ export class AuthController {
 
   @Post('login')
   @Public()
-  @NoStore()
   @HttpCode(HttpStatus.OK)
   @ApiOperation({
     summary: 'Sign in with email and password; sets the session cookie',
@@ -88,7 +87,6 @@ export class AuthController {
 
   @Get('session')
   @SignedIn()
-  @NoStore()
   @ApiOperation({
     summary: 'The signed-in user, their organizations and the CSRF token',
     description: 'The sign-in body again, for a live session (the console asks on load). 401 once the session has ended.',
@@ -134,7 +132,6 @@ export class AuthController {
 
   @Get('invitations/:token')
   @Public()
-  @NoStore()
   @ApiOperation({
     summary: 'What an invitation link is for, before accepting it',
     description:
@@ -152,7 +149,6 @@ export class AuthController {
 
   @Post('invitations/:token/accept')
   @Public()
-  @NoStore()
   @ApiOperation({
     summary: "Join an organization through an invitation's link",
     description:

@@ -1,8 +1,6 @@
-import { applyDecorators, CallHandler, ExecutionContext, Injectable, NestInterceptor, UseInterceptors } from '@nestjs/common';
-import type { Response } from 'express';
-import { Observable } from 'rxjs';
+import type { NextFunction, Request, Response } from 'express';
 
-/** The header an answer that carries a session's CSRF token, or an invitation's details, goes out with. */
+/** The header every answer of the auth routes goes out with, as documented on their successful answers. */
 export const NO_STORE_HEADER = {
   'Cache-Control': {
     description: 'no-store: no cache (a browser’s or a proxy’s) keeps this answer',
@@ -11,15 +9,11 @@ export const NO_STORE_HEADER = {
 };
 
 /**
- * Sets `Cache-Control: no-store` before the handler runs, so that its answer, an error's included (the filters keep the
- * headers set), is never kept by a cache: these answers carry the CSRF token or who was invited where.
+ * `Cache-Control: no-store` on every answer of the auth routes (sign-in, the session, invitations), set before the
+ * guards run, so that a refusal (401, 429) carries it as well as a success: these answers carry the session's CSRF
+ * token, who someone is, or who was invited where.
  */
-@Injectable()
-export class NoStoreInterceptor implements NestInterceptor {
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    context.switchToHttp().getResponse<Response>().setHeader('Cache-Control', 'no-store');
-    return next.handle();
-  }
+export function noStore(_request: Request, response: Response, next: NextFunction): void {
+  response.setHeader('Cache-Control', 'no-store');
+  next();
 }
-
-export const NoStore = () => applyDecorators(UseInterceptors(NoStoreInterceptor));

@@ -399,6 +399,7 @@ describe('people: one spelling per email, budgets before the work, and what an i
       noStore(await login(t, 'no-at-sign').set('X-Forwarded-For', address).expect(400));
       const me = await signIn(t, user.email);
       noStore(await asSession(t, me).get('/auth/session').expect(200));
+      noStore(await request(t.http).get('/v1/auth/session').expect(401));
       const pending = await invite(`cache-${Date.now()}@studio.example`);
       noStore(await preview(pending.token, from()).expect(200));
       noStore(await preview(randomToken(), from()).expect(404));

@@ -1,8 +1,9 @@
-import { Module } from '@nestjs/common';
+import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import { OrganizationsModule } from '../organizations/organizations.module';
 import { AdminPeopleController } from './admin-people.controller';
 import { AuthController } from './auth.controller';
 import { MembersModule } from './members.module';
+import { noStore } from './no-store';
 import { OrganizationPeopleController } from './organization-people.controller';
 import { SignInService } from './sign-in.service';
 import { SsoController } from './sso.controller';
@@ -15,4 +16,9 @@ import { UserIdentitiesRepository } from './user-identities.repository';
   controllers: [AuthController, SsoController, AdminPeopleController, OrganizationPeopleController],
   providers: [SignInService, SsoService, UserIdentitiesRepository],
 })
-export class PeopleModule {}
+export class PeopleModule implements NestModule {
+  /** No cache keeps an answer of sign-in, the session or an invitation, refusals included (before the guards). */
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(noStore).forRoutes(AuthController);
+  }
+}

@@ -630,6 +630,9 @@ describe('the console in Chromium', () => {
     const sam = await ConsolePage.open(browser, t.config.urls.publicUrl, { path: new URL(link).pathname });
     opened.push(sam);
     await sam.page.getByRole('heading', { name: 'Join the studio on Flagstore' }).waitFor();
+    // What the link is for (GET /v1/auth/invitations/{token}), and both ways in: the service never says which applies.
+    await sam.page.getByText(/invited sam@acme\.example to .+ as viewer\./).waitFor();
+    await sam.page.getByRole('link', { name: 'sign in as sam@acme.example' }).waitFor();
     await sam.page.getByLabel('Your name').fill('Sam Rivera');
     await sam.page.getByLabel('Choose a password').fill('short');
     await sam.page.getByRole('button', { name: 'Accept the invitation' }).click();
@@ -641,6 +644,10 @@ describe('the console in Chromium', () => {
     await sam.page.getByRole('button', { name: 'Accept the invitation' }).click();
     await sam.page.getByRole('heading', { name: 'Flags' }).waitFor();
     await sam.page.getByText('viewer', { exact: true }).waitFor();
+    // The used link now says so.
+    const used = await ConsolePage.open(browser, t.config.urls.publicUrl, { path: new URL(link).pathname });
+    opened.push(used);
+    await used.page.getByRole('alert').filter({ hasText: 'This invitation link is not valid any more' }).waitFor();
 
     // The admin sees Sam, makes them an editor, then removes them.
     await p.reload();

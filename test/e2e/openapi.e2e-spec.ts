@@ -76,7 +76,8 @@ const SESSION_OPERATIONS: [string, string, string[]][] = [
 ];
 const UNAUTHENTICATED_OPERATIONS: [string, string, string[]][] = [
   ['post', '/v1/auth/login', ['200', '401', '429', ...BODY]],
-  ['post', '/v1/auth/invitations/{token}/accept', ['200', '204', '403', '404', '409', '410', ...BODY]],
+  ['get', '/v1/auth/invitations/{token}', ['200', '400', '404', '429', ...ANY]],
+  ['post', '/v1/auth/invitations/{token}/accept', ['200', '204', '401', '403', '404', '409', '410', '429', ...BODY]],
 ];
 
 describe('OpenAPI document', () => {

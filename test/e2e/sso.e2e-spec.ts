@@ -74,6 +74,7 @@ describe('single sign-on through the routes, against a real OpenID provider', ()
 
   it('signs in the user with the verified email, and lands where the sign-in started', async () => {
     const org = await createOrganization(t);
+    // Made as Ada@Studio.test, stored in its one spelling: the provider's ada@studio.test is the same email.
     const ada = await createUser(t, { email: 'Ada@Studio.test', name: 'Ada', password: null });
     await admin(t).post(`/organizations/${org.id}/members`).send({ userId: ada.id, role: 'editor' }).expect(201);
 
@@ -85,7 +86,7 @@ describe('single sign-on through the routes, against a real OpenID provider', ()
     expect(cookies).toContainEqual(expect.stringMatching(/^flagstore_sso=; Path=\/v1\/auth\/sso; Max-Age=0/));
 
     const session = await request(t.http).get('/v1/auth/session').set('Cookie', sessionCookieOf(cookies)).expect(200);
-    expect(session.body.user).toEqual({ id: ada.id, email: 'Ada@Studio.test', name: 'Ada', emailVerified: true });
+    expect(session.body.user).toEqual({ id: ada.id, email: 'ada@studio.test', name: 'Ada', emailVerified: true });
     expect(session.body.organizations).toEqual([{ id: org.id, name: expect.any(String), role: 'editor' }]);
     const me = { userId: ada.id, email: ada.email, cookie: sessionCookieOf(cookies), csrfToken: session.body.csrfToken, body: session.body };
     const flag = await asSession(t, me, org.id).post('/flags').send({ key: 'sso_flag', name: 'x', type: 'boolean', value: true }).expect(201);

@@ -1,10 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform, Type } from 'class-transformer';
+import { Type } from 'class-transformer';
 import {
   ArrayMinSize,
   ArrayUnique,
   IsArray,
-  IsEmail,
   IsEnum,
   IsInt,
   IsObject,
@@ -16,16 +15,16 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { PageQueryDto, pageFields } from '../../common/dto/pagination';
-import { CharLength, trimmedString } from '../../common/validation';
+import { CharLength } from '../../common/validation';
 import { ApiKey } from '../../auth/api-key';
 import { ApiKeyRecord, Organization, Subscription, SubscriptionStatus } from '../organization.model';
 import { Permission } from '../../auth/permission';
+import { EMAIL_SPELLING, NormalEmail } from '../../people/email-address';
 
 /** An organization's first admin, created with it (POST /v1/admin/organizations). */
 export class FirstAdminDto {
-  @ApiProperty({ format: 'email', maxLength: 254, example: 'maya@acme.example' })
-  @Transform(trimmedString)
-  @IsEmail({}, { message: 'admin.email must be an email address' })
+  @ApiProperty({ format: 'idn-email', maxLength: 254, example: 'maya@acme.example', description: EMAIL_SPELLING })
+  @NormalEmail('admin.email')
   @MaxLength(254)
   email: string;
 
@@ -110,7 +109,7 @@ export class OrganizationDto {
 /** The first admin of an organization created with one. */
 export class FirstAdminUserDto {
   @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty({ format: 'email' }) email: string;
+  @ApiProperty({ format: 'idn-email' }) email: string;
   @ApiProperty() name: string;
 }
 

@@ -47,9 +47,10 @@ export class LingeringClose {
   /** Called for every request with a body before it is served: decides at its answer whether it lingers. */
   watch(request: IncomingMessage, response: ServerResponse): void {
     const writeHead = response.writeHead;
+    let decided = false;
     response.writeHead = ((...args: unknown[]) => {
-      response.writeHead = writeHead;
-      if (!request.complete && request.socket) this.refused(request, response, request.socket);
+      if (!decided && !request.complete && request.socket) this.refused(request, response, request.socket);
+      decided = true;
       return (writeHead as (...args: unknown[]) => ServerResponse).apply(response, args);
     }) as ServerResponse['writeHead'];
   }

@@ -13,7 +13,7 @@ import { apiCors, corsMiddleware } from '../http/cors';
 import { errorShapeOf, writeApiError } from '../http/error-response';
 import { applyHttpTimeouts } from '../http/http-timeouts';
 import { addCommonResponses } from '../http/openapi-common-responses';
-import { jsonBody } from '../http/json-body';
+import { answerExpectContinue, jsonBody, JsonBodyLimits } from '../http/json-body';
 import { cspHash, setPageSecurityHeaders } from '../http/page-headers';
 import { RawInputPipe } from '../http/raw-input.pipe';
 import { requestIdMiddleware, requestIdOf } from '../http/request-id';
@@ -74,7 +74,12 @@ export function configureApp(
   // Before body parsing, so that errors raised ahead of routing carry the CORS headers too.
   app.use(corsMiddleware(config.corsOrigins, SURFACES));
   // Upload bodies are file bytes streamed to the object store, never parsed, whatever their Content-Type.
-  app.use(jsonBody((url) => SURFACES.isUpload(url), [{ method: 'POST', path: FLAG_IMPORT_PATH, limitBytes: IMPORT_BODY_LIMIT_BYTES }]));
+  const bodyLimits = new JsonBodyLimits(
+    (url) => SURFACES.isUpload(url),
+    [{ method: 'POST', path: FLAG_IMPORT_PATH, limitBytes: IMPORT_BODY_LIMIT_BYTES }],
+  );
+  app.use(jsonBody(bodyLimits));
+  answerExpectContinue(app.getHttpServer(), bodyLimits);
   app.setGlobalPrefix(API_PREFIX, { exclude: ROOT_ROUTES });
   app.useGlobalPipes(new RawInputPipe(), createValidationPipe());
   setupOpenApi(app, config);

@@ -1,4 +1,5 @@
 import { ApiPropertyOptions } from '@nestjs/swagger';
+import { MAX_VALUE_BYTES } from '../flag-value';
 
 /**
  * OpenAPI schema of a JsonValue: any JSON value, `null` included; its shape must match the flag's type.
@@ -15,7 +16,8 @@ export const JSON_VALUE_SCHEMA: ApiPropertyOptions = {
     { type: 'string' },
     { type: 'number' },
     { type: 'object', additionalProperties: true, nullable: true },
-    { type: 'array', items: {} },
+    // The 4 KB limit's longest array: [0,0,…] takes 2 bytes an item.
+    { type: 'array', items: {}, maxItems: Math.floor((MAX_VALUE_BYTES - 1) / 2) },
   ],
   example: true,
 };

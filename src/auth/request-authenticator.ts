@@ -15,8 +15,11 @@ export interface PrincipalOptions {
   apiKeyHeader?: boolean;
   /** False on routes outside base_url (OFREP): an API key only, a session cookie is not looked at. */
   sessions?: boolean;
-  /** The change stream: a browser's EventSource names the organization with `?organizationId=` (it sends no headers). */
-  organizationFromQuery?: boolean;
+  /**
+   * The streams (config, events): a browser's EventSource names the organization with `?organizationId=` (it sends no
+   * headers), and opening one, which the browser repeats by itself, is not a use of the session (a forgotten tab goes idle).
+   */
+  stream?: boolean;
 }
 
 /** Methods that change nothing: the only ones a session may send without its CSRF token. */
@@ -46,7 +49,7 @@ export class RequestAuthenticator {
     const authorization = credentialOf(request, options.apiKeyHeader === true);
     if (authorization === undefined && options.sessions !== false) {
       const token = cookieValue(request.headers.cookie, SESSION_COOKIE);
-      if (token !== undefined) return this.sessionPrincipal(request, token, options.organizationFromQuery === true);
+      if (token !== undefined) return this.sessionPrincipal(request, token, options.stream === true);
     }
     const cached = this.keys.cached(authorization);
     if (cached) return cached;
@@ -67,11 +70,17 @@ export class RequestAuthenticator {
     return { userId: session.userId, sessionId: session.sessionId, csrfToken: session.csrfToken };
   }
 
-  private async sessionPrincipal(request: IncomingMessage, token: string, organizationFromQuery: boolean): Promise<Principal> {
-    const session = await countedAuthentication(this.failures, request, () => this.sessions.session(token), AuthErrors.sessionEnded, KEY_OR_SESSION);
+  private async sessionPrincipal(request: IncomingMessage, token: string, stream: boolean): Promise<Principal> {
+    const session = await countedAuthentication(
+      this.failures,
+      request,
+      () => this.sessions.session(token, { use: !stream }),
+      AuthErrors.sessionEnded,
+      KEY_OR_SESSION,
+    );
     checkCsrf(request, session);
-    const organizationId = organizationFromQuery ? queryOrganization(request) : request.headers['x-organization-id'];
-    if (typeof organizationId !== 'string' || organizationId === '') throw AuthErrors.organizationRequired(organizationFromQuery);
+    const organizationId = stream ? queryOrganization(request) : request.headers['x-organization-id'];
+    if (typeof organizationId !== 'string' || organizationId === '') throw AuthErrors.organizationRequired(stream);
     const principal = isUUID(organizationId) ? await this.sessions.principal(session, token, organizationId) : null;
     if (principal === null) throw AuthErrors.notAMember();
     return principal;

@@ -48,6 +48,16 @@ describe('loadConfig', () => {
     expect(config.urls.cdnUrl).toBe('https://cdn.example.com');
   });
 
+  it('makes the session cookie Secure when PUBLIC_URL is https, whatever the case of its scheme', () => {
+    const upper = loadConfig({ PUBLIC_URL: 'HTTPS://Flags.Example.com/studio/' });
+    expect(upper.sessions.secureCookie).toBe(true);
+    expect(upper.urls.publicUrl).toBe('https://flags.example.com/studio');
+    expect(upper.urls.baseUrl).toBe('https://flags.example.com/studio/v1');
+    expect(loadConfig({ PUBLIC_URL: 'Https://flags.example.com' }).sessions.secureCookie).toBe(true);
+    expect(loadConfig({ PUBLIC_URL: 'HTTP://flags.example.com' }).sessions.secureCookie).toBe(false);
+    expect(loadConfig({}).sessions.secureCookie).toBe(false);
+  });
+
   it.each([
     [{ PORT: 'eighty' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],

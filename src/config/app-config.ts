@@ -126,7 +126,7 @@ const S3_VARIABLES = ['S3_ENDPOINT', 'S3_ACCESS_KEY', 'S3_SECRET_KEY', 'S3_BUCKE
 export function loadConfig(env: Env = process.env): AppConfig {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const host = text(env, 'HOST') ?? '0.0.0.0';
-  const publicUrl = stripTrailingSlash(url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`);
+  const { publicUrl, secure } = publicUrlOf(env, port);
   const cdnUrl = stripTrailingSlash(url(env, 'CDN_URL', ['http:', 'https:']) ?? publicUrl);
 
   return {
@@ -148,7 +148,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     sessions: {
       idleMs: integer(env, 'SESSION_IDLE_MINUTES', 720, 1, 525_600) * 60_000,
       maxMs: integer(env, 'SESSION_MAX_HOURS', 168, 1, 8_760) * 3_600_000,
-      secureCookie: publicUrl.startsWith('https:'),
+      secureCookie: secure,
     },
     mail: mailConfig(env),
     oidc: oidcConfig(env),
@@ -435,6 +435,17 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
     throw new ConfigValidationError(name, `must use ${protocols.join(' or ')}, got ${parsed.protocol}`);
   }
   return raw;
+}
+
+/**
+ * PUBLIC_URL, parsed once: written as the URL parser spells it (scheme and host lowercased, so `HTTPS://Flags.Example`
+ * is `https://flags.example`), without a trailing slash, and whether it is https (the session cookie's `Secure`).
+ */
+function publicUrlOf(env: Env, port: number): { publicUrl: string; secure: boolean } {
+  const given = url(env, 'PUBLIC_URL', ['http:', 'https:']);
+  if (given === undefined) return { publicUrl: `http://localhost:${port}`, secure: false };
+  const parsed = new URL(given);
+  return { publicUrl: stripTrailingSlash(parsed.href), secure: parsed.protocol === 'https:' };
 }
 
 function stripTrailingSlash(value: string): string {

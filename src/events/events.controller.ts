@@ -38,7 +38,7 @@ export class EventsController {
       'Notifications of what changed, so that the console re-reads it through the API: `event: flags` with `data: {"flagIds": [...]}` ' +
       'after every committed flag change (any field; a deleted flag too), and `event: storage` with `data: {"ids": [...], "change": ' +
       '"uploaded" | "deleted" | "purged"}` after every completed upload, delete and purge, from every instance within a second. A comment ' +
-      `every 15 s; the stream ends after 10 minutes, and when the session ends or the person's memberships change (the browser reconnects). ` +
+      `every 15 s; the stream ends after 10 minutes, and when the session ends (logout, password change, idle or past its lifetime: an open stream is not a use of the session) or the person leaves the organization (the browser reconnects). ` +
       `At most ${MAX_EVENT_STREAMS_PER_USER} open streams per person on an instance. Any member may listen.`,
   })
   @ApiQuery({
@@ -63,10 +63,10 @@ export class EventsController {
     // Read by RequestAuthenticator from the URL; declared so that the query's rule knows it.
     @Query('organizationId') _organizationId?: unknown,
   ): Promise<void> {
-    const principal = await this.requests.principal(request, { organizationFromQuery: true });
+    const principal = await this.requests.principal(request, { stream: true });
     (request as AuthenticatedRequest).principal = principal; // for the request's log line
     if (principal.type !== 'session')
       throw new ForbiddenException('The event stream is for signed-in people; game servers use GET /v1/flags/config/stream');
-    this.events.open({ organizationId: principal.organizationId, userId: principal.id, sessionId: principal.sessionId }, response);
+    this.events.open(principal, response);
   }
 }

@@ -1,11 +1,12 @@
 import { systemClock } from '../common/clock';
+import type { SessionStreams } from '../auth/sessions/session-streams';
 import type { InvalidationBus } from '../invalidation/invalidation-bus';
 import { OrganizationEvents } from './organization-events';
 
 describe('OrganizationEvents.announce', () => {
   const published: string[] = [];
   const bus = { publish: (_topic: string, message: string) => published.push(message) } as unknown as InvalidationBus;
-  const events = new OrganizationEvents(bus, systemClock);
+  const events = new OrganizationEvents(bus, systemClock, {} as SessionStreams);
 
   beforeEach(() => published.splice(0));
 

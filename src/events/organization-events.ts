@@ -5,6 +5,8 @@ import { DomainError } from '../common/domain-error';
 import { HEARTBEAT_FRAME, retryFrame, SSE_HEADERS } from '../http/sse-frames';
 import { dueOf, startTicking } from '../http/stream-heartbeats';
 import { InvalidationBus } from '../invalidation/invalidation-bus';
+import { SessionStreams } from '../auth/sessions/session-streams';
+import { SessionPrincipal } from '../auth/principal';
 
 /**
  * What changed in an organization, for the people watching it in the console (decisions.md, "Console"): notifications
@@ -22,10 +24,11 @@ export const MAX_EVENT_STREAMS_PER_USER = 10;
 interface EventStream {
   organizationId: string;
   userId: string;
-  sessionId: string;
   response: ServerResponse;
   openedAt: number;
   wroteAt: number;
+  /** Stops following the session (SessionStreams.watch). */
+  unwatch: () => void;
 }
 
 interface BusEvent {
@@ -37,8 +40,9 @@ interface BusEvent {
  * The organization event stream, GET /v1/events: every instance hears every event through the invalidation bus (its
  * own included) and writes it to the streams it holds, so a change made anywhere reaches every console within the
  * bus's delay. Streams share the change stream's framing, keep-alive and lifetime (http/sse-frames.ts,
- * http/stream-heartbeats.ts). A stream closes when its session ends or its person's memberships change (the browser
- * reconnects, and is authenticated again), at the end of its lifetime, and at shutdown.
+ * http/stream-heartbeats.ts). A stream closes when its session ends for any reason or its person leaves the organization
+ * (SessionStreams, which the config stream shares; the browser reconnects, and is authenticated again), at the end of
+ * its lifetime, and at shutdown.
  */
 @Injectable()
 export class OrganizationEvents implements OnModuleInit, OnApplicationShutdown {
@@ -49,12 +53,11 @@ export class OrganizationEvents implements OnModuleInit, OnApplicationShutdown {
   constructor(
     private readonly bus: InvalidationBus,
     @Inject(CLOCK) private readonly clock: Clock,
+    private readonly sessions: SessionStreams,
   ) {}
 
   onModuleInit(): void {
     this.bus.subscribe('event', (raw) => this.deliver(raw));
-    this.bus.subscribe('session', (sessionId) => this.close((stream) => stream.sessionId === sessionId));
-    this.bus.subscribe('user', (userId) => this.close((stream) => stream.userId === userId));
     // Events lost while this instance was cut off cannot be told apart: the console reads everything again.
     this.bus.onReset(() => this.close(() => true));
     this.timer = startTicking(this.clock, () => this.tick());
@@ -77,8 +80,8 @@ export class OrganizationEvents implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** Opens a stream for a signed-in member (the route has authenticated them). */
-  open(who: { organizationId: string; userId: string; sessionId: string }, response: ServerResponse): void {
-    const mine = [...this.streams].filter((stream) => stream.userId === who.userId).length;
+  open(principal: SessionPrincipal, response: ServerResponse): void {
+    const mine = [...this.streams].filter((stream) => stream.userId === principal.id).length;
     if (mine >= MAX_EVENT_STREAMS_PER_USER) {
       throw new DomainError(
         HttpStatus.TOO_MANY_REQUESTS,
@@ -87,12 +90,20 @@ export class OrganizationEvents implements OnModuleInit, OnApplicationShutdown {
       );
     }
     const now = this.clock.now();
-    const stream: EventStream = { ...who, response, openedAt: now, wroteAt: now };
+    const stream: EventStream = {
+      organizationId: principal.organizationId,
+      userId: principal.id,
+      response,
+      openedAt: now,
+      wroteAt: now,
+      unwatch: () => undefined,
+    };
     response.writeHead(200, SSE_HEADERS);
     // The reconnect delay, and a first line so that proxies and the browser see the stream open at once.
     response.write('retry: 2000\n: connected\n\n');
     this.streams.add(stream);
-    response.once('close', () => this.streams.delete(stream));
+    stream.unwatch = this.sessions.watch(principal, () => this.end(stream));
+    response.once('close', () => this.remove(stream));
   }
 
   /** Open streams on this instance (for tests and metrics). */
@@ -136,7 +147,12 @@ export class OrganizationEvents implements OnModuleInit, OnApplicationShutdown {
   }
 
   private end(stream: EventStream, last?: string): void {
-    this.streams.delete(stream);
+    this.remove(stream);
     stream.response.end(last);
+  }
+
+  private remove(stream: EventStream): void {
+    this.streams.delete(stream);
+    stream.unwatch();
   }
 }

@@ -44,7 +44,8 @@ export class FlagTransferController {
       'Flags are matched by key: a new key is created, a known one updated to the document’s state, a flag absent from the document left ' +
       'alone. `keys` takes a subset. Every flag is judged by this organization’s own rules (its allowance, its locked flags, no value ' +
       'change on a flag that stays archived); when any is refused nothing changes and the answer is 409 with the report. `dryRun: true` ' +
-      'answers the report (refusals included) and changes nothing. Each change is audited as an ordinary edit by the caller; servers ' +
+      'answers the report (refusals included) and changes nothing. Each change is audited as an edit by the caller, its entry saying it ' +
+      'came from an import (`context: {import: true}`); servers ' +
       'get one new config. Bodies up to 2 MB.',
   })
   @ApiJsonBody(ImportFlagsDto, {

@@ -75,7 +75,7 @@ export class FlagTransferService {
 
     const changes: FlagChange[] = [];
     for (const step of steps) changes.push(await this.apply(tx, organizationId, step));
-    return new FlagWrite(report, changes);
+    return new FlagWrite(report, changes).because({ import: true });
   }
 
   private async apply(tx: Transaction, organizationId: string, step: Step): Promise<FlagChange> {
@@ -98,6 +98,10 @@ async function validEntries(flags: unknown[]): Promise<ExportedFlagDto[]> {
     const key = typeof (raw as { key?: unknown })?.key === 'string' ? (raw as { key: string }).key : undefined;
     const where = `flags[${index}]${key === undefined ? '' : ` ("${key}")`}`;
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new BadRequestException(`${where} must be an object`);
+    // class-validator's whitelist looks each field up in a plain object, where Object.prototype's names (`__proto__`,
+    // `constructor`, `hasOwnProperty`) are always found: refused here, as the whitelist refuses every other unknown field.
+    const inherited = Object.keys(raw).find((field) => field in Object.prototype);
+    if (inherited !== undefined) throw new BadRequestException(`${where}: property ${inherited} should not exist`);
     const entry = entryOf(raw as Record<string, unknown>);
     const errors = await validate(entry, { whitelist: true, forbidNonWhitelisted: true });
     if (errors.length > 0) throw new BadRequestException(`${where}: ${describeValidationErrors(errors)}`);

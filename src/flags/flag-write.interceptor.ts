@@ -14,7 +14,9 @@ import { AuditActor } from '../audit/audit-entry';
 import { PERMISSION_KEY } from '../auth/auth.decorators';
 import { AuthenticatedRequest } from '../auth/principal';
 import { Permission } from '../auth/permission';
-import { FlagWriter, FlagWriteRun } from './flag-writer';
+import type { Response } from 'express';
+import { flagETag } from './flag-version';
+import { FlagWrite, FlagWriter, FlagWriteRun } from './flag-writer';
 
 const AUDITED_FLAG_WRITE = 'flags:audited-write';
 const DEFERRED_FLAG_WRITE = 'flags:deferred-write';
@@ -22,7 +24,7 @@ const DEFERRED_FLAG_WRITE = 'flags:deferred-write';
 /**
  * Runs the route's handler through FlagWriter, as the calling API key: inside the transaction FlagWriter opens,
  * the handler (and its pipes) run, and the write it answers runs in that transaction; the response is the
- * write's result.
+ * write's result, with the flag's ETag when the write answers one flag.
  */
 @Injectable()
 export class FlagWriteInterceptor implements NestInterceptor {
@@ -32,13 +34,19 @@ export class FlagWriteInterceptor implements NestInterceptor {
     const principal = context.switchToHttp().getRequest<AuthenticatedRequest>().principal;
     if (!principal) throw new Error('An audited flag write must authenticate an API key');
     const actor: AuditActor = { actorType: principal.type, actorId: principal.id };
-    return from(
-      this.writer.write(actor, async (tx) => {
+    let outcome: FlagWrite<unknown> | undefined;
+    const written = this.writer
+      .write(actor, async (tx) => {
         const write = await lastValueFrom(next.handle());
         if (typeof write !== 'function') throw new Error('An audited flag write must answer the write to run (a FlagWriteRun)');
-        return write(tx);
-      }),
-    );
+        outcome = await write(tx);
+        return outcome;
+      })
+      .then((result) => {
+        if (outcome?.version !== undefined) context.switchToHttp().getResponse<Response>().setHeader('ETag', flagETag(outcome.version));
+        return result;
+      });
+    return from(written);
   }
 }
 

@@ -5,7 +5,7 @@ import { InvalidationBus } from '../invalidation/invalidation-bus';
 import { Transaction } from '../database/sql';
 import { Transactions } from '../database/transactions';
 import { OrganizationEvents } from '../events/organization-events';
-import { FlagChange } from './flag.model';
+import { FlagChange, FlagChangeContext } from './flag.model';
 import { FlagsRepository } from './flags.repository';
 
 /**
@@ -18,8 +18,19 @@ export class FlagWrite<T> {
   constructor(
     readonly result: T,
     changes: FlagChange | readonly FlagChange[] | null,
+    /** The row version of the one flag the result shows, after the write: its answer's ETag (none for a deletion or an import). */
+    readonly version?: number,
   ) {
     this.changes = changes === null ? [] : Array.isArray(changes) ? changes : [changes as FlagChange];
+  }
+
+  /** The same write, each of its audit entries saying why it was made (a restore, a schedule, an import). */
+  because(context: FlagChangeContext): FlagWrite<T> {
+    return new FlagWrite(
+      this.result,
+      this.changes.map((change) => ({ ...change, context })),
+      this.version,
+    );
   }
 
   /** The organization whose flags changed, or null when nothing did. */

@@ -27,6 +27,8 @@ export interface Flag extends FlagSnapshot {
   id: string;
   organizationId: string;
   key: string;
+  /** The row version: 1 when made, one more on every write (FlagsRepository.update); the flag's ETag. */
+  version: number;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -101,7 +103,15 @@ export interface FlagChange {
   action: FlagAction;
   before: FlagSnapshot | null;
   after: FlagSnapshot | null;
+  /** Why, when there is something to say (a restore, a schedule, an import); absent for an ordinary write. */
+  context?: FlagChangeContext;
 }
+
+/**
+ * An audit entry's `context` (decisions.md, "Audit entries say why"): the entry a restore went back to, the schedule
+ * that applied a change, or an import.
+ */
+export type FlagChangeContext = { restoredFrom: string } | { scheduleId: string } | { import: true };
 
 /** The labelled change from `before` to `after`, or null when the edit changes nothing. */
 export function flagChange(

@@ -1,12 +1,14 @@
-import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Patch, Post, Query } from '@nestjs/common';
+import { applyDecorators, Body, Controller, Delete, Get, HttpCode, HttpStatus, Patch, Post, Query, UseInterceptors } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiConflictResponse,
   ApiCreatedResponse,
+  ApiHeader,
   ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
+  ApiPreconditionFailedResponse,
   ApiTags,
 } from '@nestjs/swagger';
 import { CurrentPrincipal, RequirePermission } from '../auth/auth.decorators';
@@ -23,6 +25,35 @@ import { AUDIT_PAGE_EXAMPLE, FLAG_EXAMPLE, FLAG_PAGE_EXAMPLE } from './dto/flag.
 import { FlagWriteRun } from './flag-writer';
 import { AuditedFlagWrite } from './flag-write.interceptor';
 import { FlagsService } from './flags.service';
+import { FlagETagInterceptor, IfMatch, IfMatchHeader, Versioned } from './flag-version';
+
+/** The ETag of an answer showing one flag: its row version. */
+const FLAG_ETAG_HEADER = {
+  ETag: {
+    description:
+      'The flag\'s version, strong and quoted ("3"): one more after every change. Send it as If-Match to change the flag only if nobody has since.',
+    schema: { type: 'string', example: '"3"' },
+  },
+};
+
+/** `If-Match` on a write of one flag, and the 412 it may answer (decisions.md, "A flag's version"). */
+function FlagPrecondition() {
+  return applyDecorators(
+    ApiHeader({
+      name: 'If-Match',
+      required: false,
+      description:
+        'The ETag of the flag as the caller last read it (GET or PATCH answer), or `*`: the write happens only if the flag is still at ' +
+        'that version, else 412 FLAG_CHANGED and nothing is written. Without it, the write happens whatever changed since. Weak tags ' +
+        '(W/"3") never match; a header not of the form `*` or `"tag", …` is a 400 naming If-Match.',
+      schema: { type: 'string', example: '"3"' },
+    }),
+    ApiPreconditionFailedResponse({
+      type: ApiErrorDto,
+      description: 'FLAG_CHANGED: If-Match named a version the flag is no longer at (someone changed it since); nothing was written',
+    }),
+  );
+}
 
 @ApiTags('flags')
 @Controller('flags')
@@ -62,7 +93,11 @@ export class FlagsController {
       value: { key: 'new-matchmaker', name: 'New matchmaker', type: 'boolean', value: false, rules: RULES_EXAMPLE },
     },
   })
-  @ApiCreatedResponse({ type: FeatureFlagDto, example: { ...FLAG_EXAMPLE, value: false, updatedAt: FLAG_EXAMPLE.createdAt } })
+  @ApiCreatedResponse({
+    type: FeatureFlagDto,
+    example: { ...FLAG_EXAMPLE, value: false, updatedAt: FLAG_EXAMPLE.createdAt },
+    headers: FLAG_ETAG_HEADER,
+  })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: 'Validation failed: bad key, value not matching type, ...' })
   @ApiConflictResponse({ type: ApiErrorDto, description: 'Key already taken, or the organization is at its allowance' })
   create(@CurrentPrincipal() principal: Principal, @Body() dto: CreateFlagDto): FlagWriteRun<FeatureFlagDto> {
@@ -91,11 +126,12 @@ export class FlagsController {
     description:
       'The management view, archived or not, with `locked` telling whether it is beyond the allowance (then it serves but cannot be edited).',
   })
-  @ApiOkResponse({ type: FeatureFlagDto, example: FLAG_EXAMPLE })
+  @UseInterceptors(FlagETagInterceptor)
+  @ApiOkResponse({ type: FeatureFlagDto, example: FLAG_EXAMPLE, headers: FLAG_ETAG_HEADER })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: 'flagId is not a valid UUID' })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such flag in this organization' })
-  get(@CurrentPrincipal() principal: Principal, @UuidParam('flagId') flagId: string): Promise<FeatureFlagDto> {
-    return this.flags.get(principal.organizationId, flagId);
+  get(@CurrentPrincipal() principal: Principal, @UuidParam('flagId') flagId: string): Promise<Versioned<FeatureFlagDto>> {
+    return this.flags.read(principal.organizationId, flagId);
   }
 
   @Patch(':flagId')
@@ -108,8 +144,10 @@ export class FlagsController {
       '(its value and rules cannot change while archived). `rules` replaces the whole list (`[]` removes them); a type change on ' +
       'a flag with rules must send rules of the new type. A locked flag may only be archived, unarchived or deleted. One audit ' +
       'entry per call, labelled by the most significant change (runtime > value and rules > archive state > name and ' +
-      'description); a call that changes nothing writes none.',
+      "description); a call that changes nothing writes none. The answer carries the flag's ETag; send it back as If-Match so that " +
+      'a change somebody made meanwhile is never overwritten silently (412).',
   })
+  @FlagPrecondition()
   @ApiJsonBody(UpdateFlagDto, {
     value: { summary: 'Turn the event on', value: { type: 'boolean', value: true } },
     archive: { summary: 'Archive it once the event is over', value: { archived: true } },
@@ -120,15 +158,21 @@ export class FlagsController {
     },
     noRules: { summary: 'Remove every rule: everyone gets value', value: { rules: [] } },
   })
-  @ApiOkResponse({ type: FeatureFlagDto, example: FLAG_EXAMPLE })
+  @ApiOkResponse({ type: FeatureFlagDto, example: FLAG_EXAMPLE, headers: FLAG_ETAG_HEADER })
   @ApiBadRequestResponse({
     type: ApiErrorDto,
-    description: 'Validation failed (the message names the field, such as rules[0].conditions[1].values), or type and value not sent together',
+    description:
+      'Validation failed (the message names the field, such as rules[0].conditions[1].values), type and value not sent together, or a malformed If-Match',
   })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such flag in this organization' })
   @ApiConflictResponse({ type: ApiErrorDto, description: 'Value or rules change of an archived flag' })
-  update(@CurrentPrincipal() principal: Principal, @UuidParam('flagId') flagId: string, @Body() dto: UpdateFlagDto): FlagWriteRun<FeatureFlagDto> {
-    return (tx) => this.flags.update(tx, principal.organizationId, flagId, dto);
+  update(
+    @CurrentPrincipal() principal: Principal,
+    @UuidParam('flagId') flagId: string,
+    @Body() dto: UpdateFlagDto,
+    @IfMatchHeader() ifMatch: IfMatch | undefined,
+  ): FlagWriteRun<FeatureFlagDto> {
+    return (tx) => this.flags.update(tx, principal.organizationId, flagId, dto, ifMatch);
   }
 
   @Post(':flagId/restore')
@@ -138,22 +182,29 @@ export class FlagsController {
   @ApiOperation({
     summary: "Restore a flag to an audit entry's `after` state (name, description, type, value, runtime, archived, rules)",
     description:
-      'An ordinary edit by the calling key: the rules and audit labels of PATCH apply, and restoring the current state ' +
-      'writes nothing. The entry must be one of this flag whose `after` is not null (not a deletion); an entry without rules ' +
-      "removes the flag's rules.",
+      'An edit by the calling key: the rules, audit labels and If-Match of PATCH apply, and restoring the current state ' +
+      'writes nothing; the audit entry it writes says so (`context: {restoredFrom: <auditEntryId>}`). The entry must be one of ' +
+      "this flag whose `after` is not null (not a deletion); an entry without rules removes the flag's rules.",
   })
+  @FlagPrecondition()
   @ApiJsonBody(RestoreFlagDto, {
     entry: { summary: "Back to an audit entry's after state", value: { auditEntryId: AUDIT_PAGE_EXAMPLE.results[1].id } },
   })
-  @ApiOkResponse({ type: FeatureFlagDto, description: 'The flag as restored', example: { ...FLAG_EXAMPLE, value: false } })
+  @ApiOkResponse({ type: FeatureFlagDto, description: 'The flag as restored', example: { ...FLAG_EXAMPLE, value: false }, headers: FLAG_ETAG_HEADER })
   @ApiBadRequestResponse({
     type: ApiErrorDto,
-    description: 'flagId or auditEntryId is not a UUID; AUDIT_ENTRY_NOT_RESTORABLE: the entry is not one of this flag with an after state',
+    description:
+      'flagId or auditEntryId is not a UUID, or If-Match is malformed; AUDIT_ENTRY_NOT_RESTORABLE: the entry is not one of this flag with an after state',
   })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such flag in this organization' })
   @ApiConflictResponse({ type: ApiErrorDto, description: 'The flag is archived and would stay archived with another value' })
-  restore(@CurrentPrincipal() principal: Principal, @UuidParam('flagId') flagId: string, @Body() dto: RestoreFlagDto): FlagWriteRun<FeatureFlagDto> {
-    return (tx) => this.flags.restore(tx, principal.organizationId, flagId, dto.auditEntryId);
+  restore(
+    @CurrentPrincipal() principal: Principal,
+    @UuidParam('flagId') flagId: string,
+    @Body() dto: RestoreFlagDto,
+    @IfMatchHeader() ifMatch: IfMatch | undefined,
+  ): FlagWriteRun<FeatureFlagDto> {
+    return (tx) => this.flags.restore(tx, principal.organizationId, flagId, dto.auditEntryId, ifMatch);
   }
 
   @Post(':flagId/evaluate')
@@ -187,10 +238,15 @@ export class FlagsController {
       'The flag leaves the config payload and frees its key and its place in the allowance. Audited as `flag.delete` (after: null); ' +
       'its earlier entries keep `flagKey` and get `flagId: null`, and its pending schedules become `failed`. To keep it, archive it instead.',
   })
+  @FlagPrecondition()
   @ApiNoContentResponse({ description: 'Deleted' })
-  @ApiBadRequestResponse({ type: ApiErrorDto, description: 'flagId is not a valid UUID' })
+  @ApiBadRequestResponse({ type: ApiErrorDto, description: 'flagId is not a valid UUID, or If-Match is malformed' })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such flag in this organization' })
-  delete(@CurrentPrincipal() principal: Principal, @UuidParam('flagId') flagId: string): FlagWriteRun<void> {
-    return (tx) => this.flags.delete(tx, principal.organizationId, flagId);
+  delete(
+    @CurrentPrincipal() principal: Principal,
+    @UuidParam('flagId') flagId: string,
+    @IfMatchHeader() ifMatch: IfMatch | undefined,
+  ): FlagWriteRun<void> {
+    return (tx) => this.flags.delete(tx, principal.organizationId, flagId, ifMatch);
   }
 }

@@ -6,6 +6,7 @@ export enum FlagsErrorCode {
   FLAG_KEY_TAKEN = 'FLAG_KEY_TAKEN',
   ALLOWANCE_REACHED = 'ALLOWANCE_REACHED',
   FLAG_LOCKED = 'FLAG_LOCKED',
+  FLAG_CHANGED = 'FLAG_CHANGED',
   ARCHIVED_FLAG_VALUE = 'ARCHIVED_FLAG_VALUE',
   SCHEDULE_NOT_FOUND = 'SCHEDULE_NOT_FOUND',
   TOO_MANY_SCHEDULES = 'TOO_MANY_SCHEDULES',
@@ -35,6 +36,14 @@ export const FlagsErrors = {
       HttpStatus.FORBIDDEN,
       FlagsErrorCode.FLAG_LOCKED,
       `Flag "${key}" is beyond the plan's limit: it keeps serving its value, but cannot be edited. Subscribe again or remove another flag to edit it`,
+    ),
+  /** If-Match named a version the flag is no longer at: someone changed it since the caller read it. */
+  changed: (key: string, version: number) =>
+    new DomainError(
+      HttpStatus.PRECONDITION_FAILED,
+      FlagsErrorCode.FLAG_CHANGED,
+      `Flag "${key}" was changed since you read it (it is now at ETag "${version}", which If-Match did not name): ` +
+        'nothing was written; read it again (GET /v1/flags/{flagId}) and apply your change to the latest',
     ),
   archivedValueChange: (key: string) =>
     new DomainError(

@@ -24,7 +24,7 @@ export interface VersionedConfig {
   entries: ConfigEntry[];
 }
 
-const COLUMNS = `id, organization_id AS "organizationId", key, name, description, type, value, runtime, archived, rules,
+const COLUMNS = `id, organization_id AS "organizationId", key, name, description, type, value, runtime, archived, rules, version,
   created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /** A row as read: `rules` is NULL for a flag without rules. */
@@ -103,10 +103,11 @@ export class FlagsRepository {
     return row && flagOf(row);
   }
 
+  /** Writes the flag's new state, its row version one more (every write of a flag comes here). */
   async update(db: Db, organizationId: string, flagId: string, state: FlagSnapshot): Promise<Flag> {
     const row = await db.row<FlagRow>(
       `UPDATE flags SET name = $3, description = $4, type = $5, value = $6::jsonb, runtime = $7, archived = $8, rules = $9::jsonb,
-         updated_at = clock_timestamp()
+         version = version + 1, updated_at = clock_timestamp()
        WHERE organization_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
       [
         organizationId,

@@ -12,6 +12,7 @@ import { FlagRule, flagRulesError } from './targeting/flag-rules';
 import { evaluateFlag, EvaluationContext } from './targeting/evaluate-flag';
 import { FlagEvaluationDto } from './dto/flag-evaluation.dto';
 import { FlagWrite } from './flag-writer';
+import { IfMatch, ifMatchHolds, Versioned } from './flag-version';
 import { FlagsErrors } from './flags.errors';
 import { FlagsRepository } from './flags.repository';
 import { FlagSchedulesRepository } from './schedules/flag-schedules.repository';
@@ -44,7 +45,7 @@ export class FlagsService {
     );
     const flag = await this.flags.insert(tx, organizationId, { key: dto.key, ...state });
     if (!flag) throw FlagsErrors.keyTaken(dto.key);
-    return new FlagWrite(FeatureFlagDto.from(flag, false), flagChange(organizationId, flag.id, flag.key, null, state));
+    return new FlagWrite(FeatureFlagDto.from(flag, false), flagChange(organizationId, flag.id, flag.key, null, state), flag.version);
   }
 
   async list(organizationId: string, query: ListFlagsQueryDto): Promise<FlagPageDto> {
@@ -66,9 +67,14 @@ export class FlagsService {
   }
 
   async get(organizationId: string, flagId: string): Promise<FeatureFlagDto> {
+    return (await this.read(organizationId, flagId)).body;
+  }
+
+  /** The flag and its row version (its ETag). */
+  async read(organizationId: string, flagId: string): Promise<Versioned<FeatureFlagDto>> {
     const flag = await this.flags.findById(this.sql, organizationId, flagId);
     if (!flag) throw FlagsErrors.notFound(flagId);
-    return FeatureFlagDto.from(flag, await this.isLocked(this.sql, organizationId, flag.id));
+    return new Versioned(FeatureFlagDto.from(flag, await this.isLocked(this.sql, organizationId, flag.id)), flag.version);
   }
 
   /** What the flag, as stored, gives for `context` (the evaluator OFREP and the SDK use). */
@@ -78,11 +84,15 @@ export class FlagsService {
     return evaluateFlag(flag, context);
   }
 
-  /** Applies what the body sends; a body that changes nothing writes nothing and reports no change. */
-  async update(tx: Transaction, organizationId: string, flagId: string, dto: UpdateFlagDto): Promise<FlagWrite<FeatureFlagDto>> {
+  /**
+   * Applies what the body sends; a body that changes nothing writes nothing and reports no change. `ifMatch`, checked
+   * under the flag's row lock, refuses the write (412) when the flag is no longer at a version it names.
+   */
+  async update(tx: Transaction, organizationId: string, flagId: string, dto: UpdateFlagDto, ifMatch?: IfMatch): Promise<FlagWrite<FeatureFlagDto>> {
     await this.organizations.lockOrganization(tx, organizationId);
     const current = await this.flags.findForUpdate(tx, organizationId, flagId);
     if (!current) throw FlagsErrors.notFound(flagId);
+    if (!ifMatchHolds(ifMatch, current.version)) throw FlagsErrors.changed(current.key, current.version);
     const before = snapshotOf(current);
     const after: FlagSnapshot = withRules(
       {
@@ -105,30 +115,38 @@ export class FlagsService {
     if (edit.value && before.archived && after.archived) throw FlagsErrors.archivedValueChange(current.key);
 
     const change = flagChange(organizationId, flagId, current.key, before, after);
-    if (!change) return new FlagWrite(FeatureFlagDto.from(current, locked), null);
+    if (!change) return new FlagWrite(FeatureFlagDto.from(current, locked), null, current.version);
     const updated = await this.flags.update(tx, organizationId, flagId, after);
-    return new FlagWrite(FeatureFlagDto.from(updated, locked), change);
+    return new FlagWrite(FeatureFlagDto.from(updated, locked), change, updated.version);
   }
 
   /**
    * Sets name, description, type, value, runtime, archived and rules to what an audit entry of this flag recorded
    * after its change (no rules when it has none): an ordinary edit (PATCH's rules and labels; restoring the current
-   * state writes nothing).
+   * state writes nothing). Its audit entry names the entry it went back to (`context.restoredFrom`).
    */
-  async restore(tx: Transaction, organizationId: string, flagId: string, auditEntryId: string): Promise<FlagWrite<FeatureFlagDto>> {
+  async restore(
+    tx: Transaction,
+    organizationId: string,
+    flagId: string,
+    auditEntryId: string,
+    ifMatch?: IfMatch,
+  ): Promise<FlagWrite<FeatureFlagDto>> {
     const state = await this.audit.afterState(tx, organizationId, flagId, auditEntryId);
     if (!state) {
       if (!(await this.flags.findById(tx, organizationId, flagId))) throw FlagsErrors.notFound(flagId);
       throw FlagsErrors.notRestorable(auditEntryId);
     }
     const { name, description, type, value, runtime, archived, rules } = state as FlagSnapshot;
-    return this.update(tx, organizationId, flagId, { name, description, type, value, runtime, archived, rules: rules ?? [] });
+    const write = await this.update(tx, organizationId, flagId, { name, description, type, value, runtime, archived, rules: rules ?? [] }, ifMatch);
+    return write.because({ restoredFrom: auditEntryId });
   }
 
-  async delete(tx: Transaction, organizationId: string, flagId: string): Promise<FlagWrite<void>> {
+  async delete(tx: Transaction, organizationId: string, flagId: string, ifMatch?: IfMatch): Promise<FlagWrite<void>> {
     await this.organizations.lockOrganization(tx, organizationId);
     const current = await this.flags.findForUpdate(tx, organizationId, flagId);
     if (!current) throw FlagsErrors.notFound(flagId);
+    if (!ifMatchHolds(ifMatch, current.version)) throw FlagsErrors.changed(current.key, current.version);
     await this.flags.delete(tx, organizationId, flagId);
     await this.schedules.failPendingOfFlag(tx, organizationId, flagId, `Flag "${current.key}" was deleted`);
     // The flag's earlier entries lose their flagId through ON DELETE SET NULL; this one never has one.

@@ -23,7 +23,7 @@ const CDN_CORS = cors({
 });
 
 /** Headers a browser client of the API sends, and those it needs to read back. */
-export const API_CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'If-None-Match', 'X-API-Key'];
+export const API_CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'If-Match', 'If-None-Match', 'X-API-Key'];
 export const API_CORS_EXPOSED_HEADERS = ['ETag', 'Retry-After', 'X-Request-Id'];
 
 /** The API under base_url (the admin API aside) and OFREP, for the origins CORS_ORIGINS lists. */

@@ -1,5 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Server as NetServer } from 'node:net';
+import { LingeringClose } from './lingering-close';
 
 export interface DrainTimings {
   /**
@@ -35,6 +36,9 @@ export type Refusal = (request: IncomingMessage, response: ServerResponse) => bo
  * request is on its way, as idle (and `http.Server.close()` closes those), which reset requests a proxy had
  * already sent. Connections end by themselves here: each answer closes its own.
  *
+ * Connections that linger after refusing a request's body (LingeringClose) are not waited for: they end when the
+ * server stops accepting.
+ *
  * With no connection open when shutdown begins (a person stopping `npm start`, nothing behind a proxy), there is
  * nothing to drain and nobody to fence: it stops accepting at once, so that the process, and the database it
  * stops after it, are gone by the time the prompt is back.
@@ -43,11 +47,13 @@ export class HttpDrain {
   private draining = false;
   private fencing = false;
   private openConnections = 0;
+  private readonly lingering: LingeringClose;
 
   constructor(
     private readonly server: Server,
     private readonly refuse: Refusal = () => false,
   ) {
+    this.lingering = LingeringClose.of(server);
     server.on('connection', (socket) => {
       this.openConnections += 1;
       socket.once('close', () => (this.openConnections -= 1));
@@ -75,12 +81,14 @@ export class HttpDrain {
       if (this.fencing && this.refuse(request, response)) return;
       for (const listener of listeners) listener.call(this.server, request, response);
     });
-    if (this.openConnections > 0) {
+    // A connection lingering after a refusal (LingeringClose) has had its answer: nobody waits for it.
+    if (this.openConnections - this.lingering.count > 0) {
       await sleep(Math.min(drainMs, graceMs));
       this.fencing = true;
       await sleep(Math.max(0, Math.min(fenceMs, deadline - Date.now())));
     }
     await this.justAfterAccepting();
+    this.lingering.closeAll();
     // net.Server's close stops accepting and waits for the connections to end, without http's idle sweep.
     const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(this.server, () => resolve()));
     const cut = sleep(Math.max(0, deadline - Date.now())).then(() => this.server.closeAllConnections());

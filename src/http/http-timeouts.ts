@@ -3,6 +3,7 @@ import { HttpStatus } from '@nestjs/common';
 import type { AppConfig } from '../config/app-config';
 import { DomainError } from '../common/domain-error';
 import { codeForStatus } from './error-body';
+import { LingeringClose } from './lingering-close';
 
 /** A 408 REQUEST_TIMEOUT (the same code in either error shape). */
 const requestTimeout = (message: string) => new DomainError(HttpStatus.REQUEST_TIMEOUT, codeForStatus(HttpStatus.REQUEST_TIMEOUT), message);
@@ -40,6 +41,9 @@ export interface HttpTimeoutHooks {
  * connections close after `keepAliveMs`, which must stay above the proxy's idle upstream timeout so that the
  * proxy, not the service, closes an idle connection (otherwise a request it sends as the service closes one is
  * lost). Requests without a body (polls, downloads) pay one check of two headers.
+ *
+ * A request's timers stop when it is answered. One answered before its body was read (a refusal) closes its
+ * connection by lingering (LingeringClose), bounded on its own.
  */
 export function applyHttpTimeouts(server: Server, timeouts: AppConfig['timeouts'], hooks: HttpTimeoutHooks): void {
   server.keepAliveTimeout = timeouts.keepAliveMs;
@@ -48,10 +52,14 @@ export function applyHttpTimeouts(server: Server, timeouts: AppConfig['timeouts'
   // A createServer option that Node reads when the server starts listening (not in @types/node's Server).
   (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.min(HEADERS_CHECK_INTERVAL_MS, timeouts.requestMs);
 
+  const lingering = LingeringClose.of(server);
   const listeners = server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[];
   server.removeAllListeners('request');
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    if (hasBody(request)) watchBody(request, response, timeouts, hooks);
+    if (hasBody(request)) {
+      lingering.watch(request, response);
+      watchBody(request, response, timeouts, hooks);
+    }
     for (const listener of listeners) listener.call(server, request, response);
   });
 }
@@ -64,7 +72,7 @@ function hasBody(request: IncomingMessage): boolean {
 function watchBody(request: IncomingMessage, response: ServerResponse, timeouts: AppConfig['timeouts'], hooks: HttpTimeoutHooks): void {
   const expire = (error: DomainError) => {
     stop();
-    // Answered already (a refusal before the body was read): only the rest of the body is late.
+    // An answer under way (the timers stop once it is written): only the rest of the body is late.
     if (response.headersSent) return void request.socket?.destroy();
     timedOut.set(request, error);
     response.setHeader('Connection', 'close');
@@ -96,4 +104,5 @@ function watchBody(request: IncomingMessage, response: ServerResponse, timeouts:
   }
   request.once('end', stop);
   request.once('close', stop);
+  response.once('finish', stop);
 }

@@ -1,4 +1,5 @@
 import { ArgumentMetadata, BadRequestException, Injectable, PipeTransform } from '@nestjs/common';
+import { overlongList } from '../common/bounded-list';
 
 /** Deeper input is refused before class-transformer walks it, whose recursion would exhaust the stack. */
 export const MAX_INPUT_DEPTH = 32;
@@ -21,6 +22,7 @@ export function unstorableText(text: string): string | null {
 /**
  * Checks of raw input that come before any transformation or validation, for every body, query and
  * path argument, naming where the problem is:
+ * - a body's list longer than its documented cap (BoundedList), on its length alone;
  * - text that cannot be stored (unstorableText): the NUL character, a lone surrogate;
  * - nesting deeper than MAX_INPUT_DEPTH.
  */
@@ -28,6 +30,9 @@ export function unstorableText(text: string): string | null {
 export class RawInputPipe implements PipeTransform {
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
     if (metadata.type === 'custom') return value;
+    // A list over its documented cap is refused on its length, before anything walks its items.
+    const overlong = metadata.type === 'body' ? overlongList(value, metadata.metatype) : null;
+    if (overlong) throw new BadRequestException(overlong);
     const problem = findRawInputProblem(value, metadata.data ?? '');
     if (problem) throw new BadRequestException(problem.replace(/^ /, metadata.type + ' '));
     return value;

@@ -29,7 +29,7 @@ export class AdminPeopleController {
     summary: 'Create a user',
     description:
       'A person who signs in (POST /v1/auth/login) and acts in the organizations they are a member of. Without a password they sign in ' +
-      'only through single sign-on. Emails are unique, ignoring case. Next: make them a member of an organization. ' +
+      'only through single sign-on. Emails are unique, in their one spelling (see the email field). Next: make them a member of an organization. ' +
       'CLI: `FLAGSTORE_PASSWORD=… create-user --email <email> --name <name>`.',
   })
   @ApiJsonBody(CreateUserDto, {

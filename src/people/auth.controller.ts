@@ -23,15 +23,16 @@ import { ApiJsonBody } from '../common/decorators/api-json-body.decorator';
 import { ApiErrorDto } from '../common/dto/api-error.dto';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Public } from '../http/access';
-import { AcceptInvitationDto, ChangePasswordDto, LoginDto, SessionDto } from './dto/people.dto';
-import { SESSION_EXAMPLE } from './dto/people.examples';
-import { PeopleErrors } from './people.errors';
+import { AcceptInvitationDto, ChangePasswordDto, InvitationPreviewDto, LoginDto, SessionDto } from './dto/people.dto';
+import { INVITATION_PREVIEW_EXAMPLE, SESSION_EXAMPLE } from './dto/people.examples';
+import { NO_STORE_HEADER } from './no-store';
 import { SignInService } from './sign-in.service';
 import { PasswordResetDto, PasswordResetRequestDto } from './dto/mail-links.dto';
 import { EmailVerificationService } from './email-verification.service';
 import { PasswordResetService } from './password-reset.service';
 
 const SET_COOKIE = {
+  ...NO_STORE_HEADER,
   'Set-Cookie': {
     description:
       'flagstore_session=<token>; Path=/; Max-Age=<SESSION_MAX_HOURS in seconds>; HttpOnly; SameSite=Lax (and Secure when PUBLIC_URL is https)',
@@ -39,8 +40,11 @@ const SET_COOKIE = {
   },
 };
 const NO_STORE = { 'Cache-Control': { description: 'no-store', schema: { type: 'string' } } };
-/** What an invitation's link carries: 32 random bytes, base64url. */
-const INVITATION_TOKEN = /^[A-Za-z0-9_-]{43}$/;
+const SIGN_IN_BUDGET = {
+  type: ApiErrorDto,
+  headers: RETRY_AFTER,
+  description: 'RATE_LIMITED: too many failed sign-ins or invitation links from this address (SIGN_IN_FAILURES_PER_MINUTE)',
+};
 
 /**
  * Signing in and out with a password, the current session, a password change, and joining through an invitation.
@@ -66,7 +70,9 @@ export class AuthController {
       'Answers who signed in, their organizations and the CSRF token, and sets the `flagstore_session` cookie (HttpOnly). With the cookie, ' +
       'every route under /v1 that takes an API key takes the session too: send `X-Organization-Id: <one of your organizations>`, and ' +
       '`X-CSRF-Token: <csrfToken>` on POST, PUT, PATCH and DELETE. An unknown email and a wrong password get the same 401 in the same time. ' +
-      'Failed sign-ins are limited per email (10 per 15 minutes) and per address (SIGN_IN_FAILURES_PER_MINUTE).',
+      'Sign-in attempts are counted per email (10 per 15 minutes) and per address (SIGN_IN_FAILURES_PER_MINUTE) before the password is ' +
+      'checked; a successful sign-in does not count. The email is read in its one spelling (trimmed, NFC, the domain in ASCII and ' +
+      'lowercase, before the @ only A-Z lowercased): `alİce@a.example` is another email than `alice@a.example`. Answers carry `Cache-Control: no-store`.',
   })
   @ApiJsonBody(LoginDto, {
     password: { summary: 'Email and password', value: { email: 'maya@acme.example', password: 'correct horse battery staple' } },
@@ -92,7 +98,7 @@ export class AuthController {
     summary: 'The signed-in user, their organizations and the CSRF token',
     description: 'The sign-in body again, for a live session (the console asks on load). 401 once the session has ended.',
   })
-  @ApiOkResponse({ type: SessionDto, example: SESSION_EXAMPLE })
+  @ApiOkResponse({ type: SessionDto, example: SESSION_EXAMPLE, headers: NO_STORE_HEADER })
   session(@CurrentUser() user: SignedInUser): Promise<SessionDto> {
     return this.signIns.body(user.userId, user.csrfToken);
   }
@@ -131,37 +137,61 @@ export class AuthController {
     return this.signIns.changePassword(request, user, dto);
   }
 
+  @Get('invitations/:token')
+  @Public()
+  @ApiOperation({
+    summary: 'What an invitation link is for, before accepting it',
+    description:
+      'For a pending invitation: the organization, the role, who invited, the invited email and when the link expires. 404 for any ' +
+      'other link (unknown, accepted, withdrawn, expired). It never says whether the email has an account: the console offers both ' +
+      '“sign in as that person” and “create the account”. Counts against the address’s sign-in budget (SIGN_IN_FAILURES_PER_MINUTE) ' +
+      'unless the invitation is found.',
+  })
+  @ApiOkResponse({ type: InvitationPreviewDto, example: INVITATION_PREVIEW_EXAMPLE, headers: NO_STORE_HEADER })
+  @ApiNotFoundResponse({ type: ApiErrorDto, description: 'INVITATION_NOT_FOUND: no pending invitation has this token' })
+  @ApiTooManyRequestsResponse(SIGN_IN_BUDGET)
+  describeInvitation(@Req() request: Request, @Param('token') token: string): Promise<InvitationPreviewDto> {
+    return this.signIns.describeInvitation(request, token);
+  }
+
   @Post('invitations/:token/accept')
   @Public()
   @ApiOperation({
     summary: "Join an organization through an invitation's link",
     description:
-      'The token is the last part of the invitation url. With no user for the invited email yet: `{name, password}` creates one, ' +
-      'signs them in (200, the sign-in body and cookie). When a user has that email: send an empty body with that user’s session ' +
-      '(cookie and X-CSRF-Token): 204, they are now a member. A link works once, for 7 days.',
+      'The token is the last part of the invitation url. `{name, password}` creates the account of the invited email and signs it in ' +
+      '(200, the sign-in body and cookie) when the email has no account. When it has one: send an empty body with that account’s ' +
+      'session (cookie and X-CSRF-Token): 204, they are now a member. Anything else (no session, someone else’s, or a name and password ' +
+      'for an email that has an account) is 401 SIGN_IN_REQUIRED, whichever the case: an inviter cannot learn whether an email has an ' +
+      'account. A link works once, for 7 days. Counts against the address’s sign-in budget (SIGN_IN_FAILURES_PER_MINUTE) unless it ' +
+      'succeeds; an unknown or used link costs no password hashing. Answers carry `Cache-Control: no-store`.',
   })
   @ApiJsonBody(
     AcceptInvitationDto,
     {
-      newUser: { summary: 'A new user', value: { name: 'Sam Ortiz', password: 'a passphrase of my own' } },
-      existingUser: { summary: 'A signed-in user (with the session cookie)', value: {} },
+      newUser: { summary: 'A new account', value: { name: 'Sam Ortiz', password: 'a passphrase of my own' } },
+      existingUser: { summary: 'A signed-in account (with the session cookie)', value: {} },
     },
     { required: false },
   )
   @ApiOkResponse({ type: SessionDto, example: SESSION_EXAMPLE, headers: SET_COOKIE, description: 'A new user, signed in' })
-  @ApiNoContentResponse({ description: 'The signed-in user joined' })
-  @ApiBadRequestResponse({ type: ApiErrorDto, description: 'name and password missing for a new user, or outside their lengths' })
-  @ApiForbiddenResponse({ type: ApiErrorDto, description: 'A user has the invited email: sign in as them first; or CSRF_TOKEN_INVALID' })
+  @ApiNoContentResponse({ description: 'The signed-in user joined', headers: NO_STORE_HEADER })
+  @ApiBadRequestResponse({ type: ApiErrorDto, description: 'name without password or the reverse, or outside their lengths' })
+  @ApiUnauthorizedResponse({
+    type: ApiErrorDto,
+    description: 'SIGN_IN_REQUIRED: sign in as the invited person (then send an empty body with the session), or create the account',
+  })
+  @ApiForbiddenResponse({ type: ApiErrorDto, description: 'CSRF_TOKEN_INVALID: a live session without its X-CSRF-Token' })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: 'INVITATION_NOT_FOUND: no invitation has this token' })
   @ApiGoneResponse({ type: ApiErrorDto, description: 'INVITATION_USED: accepted or withdrawn already, or expired' })
   @ApiConflictResponse({ type: ApiErrorDto, description: 'Already a member of the organization' })
+  @ApiTooManyRequestsResponse(SIGN_IN_BUDGET)
   async acceptInvitation(
     @Req() request: Request,
     @Param('token') token: string,
     @Body() dto: AcceptInvitationDto,
     @Res({ passthrough: true }) response: Response,
   ): Promise<SessionDto | undefined> {
-    if (!INVITATION_TOKEN.test(token)) throw PeopleErrors.invitationNotFound();
     const { body, session } = await this.signIns.acceptInvitation(request, token, dto ?? {});
     if (body === null || session === null) {
       response.status(HttpStatus.NO_CONTENT);
@@ -178,7 +208,7 @@ export class AuthController {
   @ApiOperation({
     summary: 'Ask for a password reset link by mail (mail on)',
     description:
-      'Always 202, whether or not the email has an account (the answer never tells): an account with that email (compared ignoring case) ' +
+      'Always 202, whether or not the email has an account (the answer never tells): an account with that email (in its one spelling) ' +
       'gets a mail with a link to the console’s page `/console/password-reset/<token>`, single use, valid 1 hour. Every request counts ' +
       'against the sign-in failure budgets of the address (SIGN_IN_FAILURES_PER_MINUTE) and of the email (10 per 15 minutes). ' +
       'With mail off (no SMTP_URL): 404 MAIL_OFF (an admin sets a new password instead).',
@@ -209,7 +239,7 @@ export class AuthController {
     description:
       'The token is the last part of the mailed link. Sets the password, ends every session of the user (on every instance within a ' +
       'second), and verifies the email (the link was read there). The link then stops working; of two uses at once, one wins. ' +
-      'A bad link counts against the address’s sign-in failure budget, and is refused before the password is hashed.',
+      'Each use takes an attempt from the address’s sign-in budget (a link that works gives it back); a bad link is refused before the password is hashed.',
   })
   @ApiJsonBody(PasswordResetDto, { reset: { summary: 'A new password', value: { newPassword: 'a longer passphrase of mine' } } })
   @ApiNoContentResponse({ description: 'The password is set; sign in with it', headers: NO_STORE })
@@ -255,7 +285,7 @@ export class AuthController {
     summary: 'Verify an email through a mailed link (mail on)',
     description:
       'The token is the last part of the mailed link; no session is needed (the link proves it). The link then stops working. ' +
-      'A bad link counts against the address’s sign-in failure budget.',
+      'Each use takes an attempt from the address’s sign-in budget; a link that works gives it back.',
   })
   @ApiNoContentResponse({ description: 'The email is verified' })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: 'LINK_NOT_FOUND: no verification link has this token; MAIL_OFF: SMTP_URL is not set' })

@@ -10,7 +10,7 @@ import { InvalidationBus } from '../invalidation/invalidation-bus';
 import { Mailer } from '../mail/mailer';
 import { EMAIL_TOKEN, EmailTokensRepository, hashEmailToken, newEmailToken } from './email-tokens.repository';
 import { MailLinksErrors } from './mail-links.errors';
-import { redeemableToken, tokenBudgetKey } from './mail-links';
+import { redeemableToken } from './mail-links';
 import { PeopleErrors } from './people.errors';
 import { UsersRepository } from './users.repository';
 
@@ -42,8 +42,7 @@ export class EmailVerificationService {
     const user = await this.users.find(this.sql, signedIn.userId);
     if (!user) throw PeopleErrors.userNotFound(signedIn.userId);
     if (user.emailVerified) throw MailLinksErrors.emailAlreadyVerified();
-    this.limiter.check(request, user.email);
-    this.limiter.recordFailure(request, user.email);
+    await this.limiter.take(request, user.email);
     const { token, tokenHash } = newEmailToken();
     const now = this.clock.now();
     await this.transactions.run(async (tx) => {
@@ -69,26 +68,21 @@ export class EmailVerificationService {
   /** Verifies the email the link was mailed to; the link then stops working. */
   async verify(request: IncomingMessage, token: string): Promise<void> {
     if (!this.mailer.enabled) throw MailLinksErrors.mailOff('your email cannot be verified by mail here');
+    // An attempt on the address's sign-in budget, taken before the work; a good link gives it back.
+    const attempt = await this.limiter.take(request);
+    if (!EMAIL_TOKEN.test(token)) throw MailLinksErrors.linkNotFound();
     const tokenHash = hashEmailToken(token);
-    const budgetKey = tokenBudgetKey(tokenHash);
-    this.limiter.check(request, budgetKey);
-    if (!EMAIL_TOKEN.test(token)) {
-      this.limiter.recordFailure(request, budgetKey);
-      throw MailLinksErrors.linkNotFound();
-    }
     const userId = await this.transactions.run(async (tx) => {
       const locked = await this.tokens.lock(tx, 'verify-email', tokenHash);
       const problem = redeemableToken(locked, this.clock.now());
-      if (problem) {
-        this.limiter.recordFailure(request, budgetKey);
-        throw problem;
-      }
+      if (problem) throw problem;
       await this.tokens.markUsed(tx, tokenHash);
       const user = await this.users.lock(tx, locked!.userId);
       if (!user || user.email !== locked!.email) throw MailLinksErrors.linkNotFound();
       await this.users.markEmailVerified(tx, user.id);
       return user.id;
     });
+    await attempt.giveBack();
     this.bus.publish('user', userId);
   }
 }

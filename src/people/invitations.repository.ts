@@ -18,6 +18,12 @@ export interface InvitationWithMail extends Invitation {
   mailId: string | null;
 }
 
+/** An invitation as its page shows it before anyone accepts it: with its organization's and inviter's names. */
+export interface InvitationPreview extends InvitationByToken {
+  organizationName: string;
+  invitedByName: string | null;
+}
+
 /** The `invitations` rows, on the `Db` it is given; only the SHA-256 of an invitation's token is stored. */
 @Injectable()
 export class InvitationsRepository {
@@ -28,7 +34,7 @@ export class InvitationsRepository {
   ): Promise<Invitation> {
     await tx.rows(
       `UPDATE invitations SET withdrawn_at = clock_timestamp()
-       WHERE organization_id = $1 AND lower(email) = lower($2) AND accepted_at IS NULL AND withdrawn_at IS NULL`,
+       WHERE organization_id = $1 AND email = $2 AND accepted_at IS NULL AND withdrawn_at IS NULL`,
       [invitation.organizationId, invitation.email],
     );
     const row = await tx.row<Invitation>(
@@ -68,11 +74,22 @@ export class InvitationsRepository {
     );
   }
 
+  /** The invitation of a token with its organization's name and its inviter's, whatever became of it; not locked. */
+  previewByToken(db: Db, tokenHash: string): Promise<InvitationPreview | null> {
+    return db.row<InvitationPreview>(
+      `SELECT i.id, i.organization_id AS "organizationId", i.email, i.role, i.created_at AS "createdAt", i.expires_at AS "expiresAt",
+              i.accepted_at AS "acceptedAt", i.withdrawn_at AS "withdrawnAt", o.name AS "organizationName", u.name AS "invitedByName"
+       FROM invitations i JOIN organizations o ON o.id = i.organization_id LEFT JOIN users u ON u.id = i.invited_by
+       WHERE i.token_hash = $1`,
+      [tokenHash],
+    );
+  }
+
   /** Pending invitations for an email that has not expired (single sign-on accepts them). */
   pendingFor(db: Db, email: string, now: number): Promise<Invitation[]> {
     return db.rows<Invitation>(
       `SELECT ${INVITATION} FROM invitations
-       WHERE lower(email) = lower($1) AND accepted_at IS NULL AND withdrawn_at IS NULL AND expires_at > to_timestamp($2 / 1000.0)
+       WHERE email = $1 AND accepted_at IS NULL AND withdrawn_at IS NULL AND expires_at > to_timestamp($2 / 1000.0)
        ORDER BY created_at, id`,
       [email, now],
     );

@@ -9,11 +9,3 @@ export function redeemableToken(token: EmailToken | null, now: number): DomainEr
   if (token.expiresAt.getTime() <= now) return MailLinksErrors.linkUsed('expired');
   return null;
 }
-
-/**
- * The key a link's use is counted under in SignInLimiter, whose budgets are per address and per email: a link has
- * no email before it is looked up, so each link is a key of its own and only the address's budget binds.
- */
-export function tokenBudgetKey(tokenHash: string): string {
-  return `link:${tokenHash}`;
-}

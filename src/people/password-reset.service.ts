@@ -11,7 +11,7 @@ import { InvalidationBus } from '../invalidation/invalidation-bus';
 import { Mailer } from '../mail/mailer';
 import { EMAIL_TOKEN, EmailTokensRepository, hashEmailToken, newEmailToken } from './email-tokens.repository';
 import { MailLinksErrors } from './mail-links.errors';
-import { redeemableToken, tokenBudgetKey } from './mail-links';
+import { redeemableToken } from './mail-links';
 import { UsersRepository } from './users.repository';
 
 /** How long a password reset link works. */
@@ -21,7 +21,8 @@ export const PASSWORD_RESET_TTL_MS = 3_600_000;
  * Password reset by mail (decisions.md, "Trust", Password reset and verification): a request mails a single-use link
  * to the email's account, if it has one, and always answers the same; the link sets a new password, ends every
  * session of the user (on every instance, through the bus) and verifies the email, since its holder read the mail.
- * Every request and every bad link counts against the sign-in budget of the client address (SignInLimiter).
+ * Every request counts against the sign-in budgets of the client address and of the email, every bad link against
+ * the address's (SignInLimiter), taken before the work.
  */
 @Injectable()
 export class PasswordResetService {
@@ -42,9 +43,8 @@ export class PasswordResetService {
   /** Mails a reset link to the account with `email`, if there is one; says nothing either way. */
   async request(request: IncomingMessage, email: string): Promise<void> {
     if (!this.mailer.enabled) throw MailLinksErrors.mailOff('ask an admin to set a new password for you');
-    // Counted whether or not the email has an account, before anything is looked up.
-    this.limiter.check(request, email);
-    this.limiter.recordFailure(request, email);
+    // Counted whether or not the email has an account, before anything is looked up, and never given back.
+    await this.limiter.take(request, email);
     const user = await this.users.findByEmail(this.sql, email);
     if (!user) return;
     const { token, tokenHash } = newEmailToken();
@@ -73,20 +73,13 @@ export class PasswordResetService {
   /** Sets the password of the link's user, ends all their sessions and verifies their email; the link then stops working. */
   async reset(request: IncomingMessage, token: string, newPassword: string): Promise<void> {
     if (!this.mailer.enabled) throw MailLinksErrors.mailOff('ask an admin to set a new password for you');
+    // An attempt on the address's sign-in budget, taken before the work; a good link gives it back.
+    const attempt = await this.limiter.take(request);
+    if (!EMAIL_TOKEN.test(token)) throw MailLinksErrors.linkNotFound();
     const tokenHash = hashEmailToken(token);
-    const budgetKey = tokenBudgetKey(tokenHash);
-    this.limiter.check(request, budgetKey);
-    if (!EMAIL_TOKEN.test(token)) {
-      this.limiter.recordFailure(request, budgetKey);
-      throw MailLinksErrors.linkNotFound();
-    }
     // The link is judged before the new password is hashed: a bad one costs no hash.
-    const found = await this.tokens.find(this.sql, 'password-reset', tokenHash);
-    const problem = redeemableToken(found, this.clock.now());
-    if (problem) {
-      this.limiter.recordFailure(request, budgetKey);
-      throw problem;
-    }
+    const problem = redeemableToken(await this.tokens.find(this.sql, 'password-reset', tokenHash), this.clock.now());
+    if (problem) throw problem;
     const passwordHash = await this.hasher.hash(newPassword);
     const { userId, ended } = await this.transactions.run(async (tx) => {
       const locked = await this.tokens.lock(tx, 'password-reset', tokenHash);
@@ -99,6 +92,7 @@ export class PasswordResetService {
       await this.users.markEmailVerified(tx, user.id);
       return { userId: user.id, ended: await this.sessions.endAllOf(tx, user.id) };
     });
+    await attempt.giveBack();
     for (const sessionId of ended) this.bus.publish('session', sessionId);
     this.bus.publish('user', userId);
   }

@@ -10,6 +10,8 @@ export enum PeopleErrorCode {
   INVITATION_NOT_FOUND = 'INVITATION_NOT_FOUND',
   INVITATION_USED = 'INVITATION_USED',
   WRONG_CREDENTIALS = 'WRONG_CREDENTIALS',
+  /** An invitation's acceptance that must come with the invited person's session (or create their account). */
+  SIGN_IN_REQUIRED = 'SIGN_IN_REQUIRED',
 }
 
 export const PeopleErrors = {
@@ -40,13 +42,15 @@ export const PeopleErrors = {
       PeopleErrorCode.INVITATION_USED,
       why === 'expired' ? 'This invitation has expired: ask for a new one' : `This invitation was ${why} already: ask for a new one`,
     ),
-  signInToAccept: (email: string) =>
+  /** One answer whether or not the invited email has an account, so that an inviter cannot learn which. */
+  signInRequired: () =>
     new DomainError(
-      HttpStatus.FORBIDDEN,
-      'FORBIDDEN',
-      `A user with ${email} exists: sign in as that user, then accept the invitation with the session`,
+      HttpStatus.UNAUTHORIZED,
+      PeopleErrorCode.SIGN_IN_REQUIRED,
+      'Sign in as the invited person, or create the account: send name and password (a new account) or the invited person’s session',
     ),
-  nameAndPasswordRequired: () => new DomainError(HttpStatus.BAD_REQUEST, 'VALIDATION_ERROR', 'name and password are required to join as a new user'),
+  nameAndPasswordTogether: () =>
+    new DomainError(HttpStatus.BAD_REQUEST, 'VALIDATION_ERROR', 'name and password go together: send both to create the account, or neither'),
   wrongCredentials: () => new DomainError(HttpStatus.UNAUTHORIZED, PeopleErrorCode.WRONG_CREDENTIALS, 'Wrong email or password'),
   wrongCurrentPassword: () => new DomainError(HttpStatus.BAD_REQUEST, 'VALIDATION_ERROR', 'currentPassword is not your current password'),
 };

@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import { MailModule } from '../mail/mail.module';
 import { OrganizationsModule } from '../organizations/organizations.module';
 import { AdminPeopleController } from './admin-people.controller';
@@ -7,6 +7,7 @@ import { EmailTokensRepository } from './email-tokens.repository';
 import { EmailVerificationService } from './email-verification.service';
 import { InvitationMail } from './invitation-mail';
 import { MembersModule } from './members.module';
+import { noStore } from './no-store';
 import { OrganizationPeopleController } from './organization-people.controller';
 import { PasswordResetService } from './password-reset.service';
 import { SignInService } from './sign-in.service';
@@ -28,4 +29,9 @@ import { UserIdentitiesRepository } from './user-identities.repository';
     EmailTokensRepository,
   ],
 })
-export class PeopleModule {}
+export class PeopleModule implements NestModule {
+  /** No cache keeps an answer of sign-in, the session or an invitation, refusals included (before the guards). */
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(noStore).forRoutes(AuthController);
+  }
+}

@@ -10,7 +10,7 @@ import { InvalidationBus } from '../invalidation/invalidation-bus';
 import { CLOCK, Clock } from '../common/clock';
 import { Db, Sql, Transaction } from '../database/sql';
 import { Transactions } from '../database/transactions';
-import { AcceptInvitationDto, ChangePasswordDto, LoginDto, SessionDto, SessionUserDto } from './dto/people.dto';
+import { AcceptInvitationDto, ChangePasswordDto, InvitationPreviewDto, LoginDto, SessionDto, SessionUserDto } from './dto/people.dto';
 import { InvitationsRepository } from './invitations.repository';
 import { MembershipsRepository } from './memberships.repository';
 import { Invitation } from './people.model';
@@ -24,6 +24,9 @@ export interface SignIn {
   session: IssuedSession;
 }
 
+/** What an invitation's link carries: 32 random bytes, base64url. */
+const INVITATION_TOKEN = /^[A-Za-z0-9_-]{43}$/;
+
 /** An accepted invitation: a new user signed in, or (`body` null) an existing one who joined with their session. */
 export interface Acceptance {
   body: SessionDto | null;
@@ -31,9 +34,10 @@ export interface Acceptance {
 }
 
 /**
- * Signing in and out, the session's body, a password change, and joining through an invitation's link. Failed
- * sign-ins are counted per email and per address before any password is hashed (SignInLimiter); an unknown email
- * costs the same hashing as a wrong password, and both answer the same 401.
+ * Signing in and out, the session's body, a password change, and joining through an invitation's link. Sign-in
+ * attempts are taken from the email's and the address's budgets before any password is hashed, and a successful one
+ * gives its attempt back (SignInLimiter); an unknown email costs the same hashing as a wrong password, and both answer
+ * the same 401.
  */
 @Injectable()
 export class SignInService {
@@ -53,13 +57,12 @@ export class SignInService {
   ) {}
 
   async login(request: IncomingMessage, dto: LoginDto): Promise<SignIn> {
-    this.limiter.check(request, dto.email);
-    const user = await this.users.findByEmail(this.sql, dto.email.trim());
+    // Taken before anything is looked up or hashed: attempts sent at once are counted one by one.
+    const attempt = await this.limiter.take(request, dto.email);
+    const user = await this.users.findByEmail(this.sql, dto.email);
     const matches = user?.passwordHash ? await this.hasher.verify(dto.password, user.passwordHash) : await this.hasher.verifyNothing(dto.password);
-    if (!user || !matches) {
-      this.limiter.recordFailure(request, dto.email);
-      throw PeopleErrors.wrongCredentials();
-    }
+    if (!user || !matches) throw PeopleErrors.wrongCredentials();
+    await attempt.giveBack();
     return this.signIn(this.sql, user.id);
   }
 
@@ -85,11 +88,11 @@ export class SignInService {
     const user = await this.users.findWithPassword(this.sql, signedIn.userId);
     if (!user) throw PeopleErrors.userNotFound(signedIn.userId);
     if (user.passwordHash !== null) {
-      this.limiter.check(request, user.email);
+      const attempt = await this.limiter.take(request, user.email);
       if (dto.currentPassword === undefined || !(await this.hasher.verify(dto.currentPassword, user.passwordHash))) {
-        this.limiter.recordFailure(request, user.email);
         throw PeopleErrors.wrongCurrentPassword();
       }
+      await attempt.giveBack();
     }
     const passwordHash = await this.hasher.hash(dto.newPassword);
     const ended = await this.transactions.run(async (tx) => {
@@ -101,30 +104,37 @@ export class SignInService {
 
   /**
    * Joins the invitation's organization: a new user (name and password) is created and signed in; a person who
-   * already has a user must be signed in as that user, and just joins.
+   * already has a user must be signed in as that user, and just joins. Counted against the address's sign-in budget
+   * before anything else; the invitation is looked up and locked before a password is hashed, so that an unknown,
+   * used or expired link costs no hashing. Whether the invited email has an account is never told: without the
+   * invited person's session, an empty body and a name and password for an email with an account both answer 401
+   * SIGN_IN_REQUIRED, and a password sent with a valid link is hashed in either case.
    */
   async acceptInvitation(request: IncomingMessage, token: string, dto: AcceptInvitationDto): Promise<Acceptance> {
-    const tokenHash = hashInvitationToken(token);
+    const attempt = await this.limiter.take(request);
+    if (!INVITATION_TOKEN.test(token)) throw PeopleErrors.invitationNotFound();
+    if ((dto.name === undefined) !== (dto.password === undefined)) throw PeopleErrors.nameAndPasswordTogether();
     // The session is checked before the transaction, so that a wrong one is refused without locking anything.
     const signedIn = await this.optionalSession(request);
-    const passwordHash = dto.password === undefined ? undefined : await this.hasher.hash(dto.password);
     const acceptance = await this.transactions.run(async (tx): Promise<Acceptance & { joined: string }> => {
-      const invitation = await this.invitations.lockByToken(tx, tokenHash);
+      const invitation = await this.invitations.lockByToken(tx, hashInvitationToken(token));
       if (!invitation) throw PeopleErrors.invitationNotFound();
       if (invitation.acceptedAt) throw PeopleErrors.invitationUsed('accepted');
       if (invitation.withdrawnAt) throw PeopleErrors.invitationUsed('withdrawn');
       if (invitation.expiresAt.getTime() <= this.clock.now()) throw PeopleErrors.invitationUsed('expired');
+      const passwordHash = dto.password === undefined ? undefined : await this.hasher.hash(dto.password);
       const existing = await this.users.findByEmail(tx, invitation.email);
       if (existing) {
-        if (signedIn?.userId !== existing.id) throw PeopleErrors.signInToAccept(invitation.email);
+        if (signedIn?.userId !== existing.id) throw PeopleErrors.signInRequired();
         await this.join(tx, invitation, existing.id);
         return { body: null, session: null, joined: existing.id };
       }
-      if (dto.name === undefined || passwordHash === undefined) throw PeopleErrors.nameAndPasswordRequired();
+      if (dto.name === undefined || passwordHash === undefined) throw PeopleErrors.signInRequired();
       // Unverified when the link was answered to the inviter: whoever holds it chose the password, not necessarily the
       // invited person. A mailed link was read at the invited address: verified.
       const user = await this.users.create(tx, invitation.email, dto.name, passwordHash, invitation.mailed);
-      if (!user) throw PeopleErrors.emailTaken();
+      // Made by another request since the read (its unique violation has aborted this transaction): as above.
+      if (!user) throw PeopleErrors.signInRequired();
       await this.join(tx, invitation, user.id);
       const session = await this.sessions.issue(tx, user.id);
       const organizations = await this.users.organizationsOf(tx, user.id);
@@ -134,8 +144,29 @@ export class SignInService {
         joined: user.id,
       };
     });
+    await attempt.giveBack();
     this.bus.publish('user', acceptance.joined);
     return acceptance;
+  }
+
+  /**
+   * What the invitation's page shows before anyone accepts: the organization, the role, who invited and the email, for a
+   * pending invitation (404 otherwise), on the address's sign-in budget. Never whether the email has an account.
+   */
+  async describeInvitation(request: IncomingMessage, token: string): Promise<InvitationPreviewDto> {
+    const attempt = await this.limiter.take(request);
+    const invitation = INVITATION_TOKEN.test(token) ? await this.invitations.previewByToken(this.sql, hashInvitationToken(token)) : null;
+    if (!invitation || invitation.acceptedAt || invitation.withdrawnAt || invitation.expiresAt.getTime() <= this.clock.now()) {
+      throw PeopleErrors.invitationNotFound();
+    }
+    await attempt.giveBack();
+    return {
+      organization: { name: invitation.organizationName },
+      role: invitation.role,
+      invitedBy: invitation.invitedByName === null ? null : { name: invitation.invitedByName },
+      email: invitation.email,
+      expiresAt: invitation.expiresAt.toISOString(),
+    };
   }
 
   private async join(tx: Transaction, invitation: Invitation, userId: string): Promise<void> {

@@ -5,6 +5,7 @@ import { cookieValue, sessionCookieHeader } from '../auth/sessions/session-token
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Mailer } from '../mail/mailer';
 import { Public } from '../http/access';
+import { setPageSecurityHeaders, STATIC_PAGE_CSP } from '../http/page-headers';
 import { IgnoresUnknownQueryParameters } from '../http/query-parameters';
 import { PENDING_LIFETIME_MS } from './oidc/oidc-pending';
 import { SsoRefusal, SsoService, TAKEN_OVER_NOTICE } from './sso.service';
@@ -64,6 +65,7 @@ export class SsoController {
   @ApiResponse({ status: 404, description: 'Single sign-on is not configured', content: PAGE })
   @ApiResponse({ status: 502, description: 'The provider could not be reached or is misconfigured', content: PAGE })
   async start(@Query('returnTo') returnTo: unknown, @Res() response: Response): Promise<void> {
+    setPageSecurityHeaders(response, STATIC_PAGE_CSP); // every page (and redirect) these routes answer
     try {
       const { url, pending } = await this.sso.start(typeof returnTo === 'string' ? returnTo : undefined);
       response.setHeader('Set-Cookie', this.ssoCookie(pending, PENDING_LIFETIME_MS / 1000));
@@ -104,6 +106,7 @@ export class SsoController {
   @ApiResponse({ status: 409, description: 'The account was being created by another sign-in at the same moment', content: PAGE })
   @ApiResponse({ status: 502, description: 'The provider could not be reached, or its answer could not be verified', content: PAGE })
   async callback(@Req() request: Request, @Res() response: Response): Promise<void> {
+    setPageSecurityHeaders(response, STATIC_PAGE_CSP); // every page (and redirect) these routes answer
     const clearPending = this.ssoCookie('', 0);
     try {
       const { session, returnTo, takenOver } = await this.sso.finish(request.originalUrl, cookieValue(request.headers.cookie, SSO_COOKIE));

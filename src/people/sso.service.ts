@@ -7,6 +7,7 @@ import { SIGNING_SECRET } from '../config/signing-secret';
 import { Transaction } from '../database/sql';
 import { Transactions } from '../database/transactions';
 import { InvalidationBus } from '../invalidation/invalidation-bus';
+import { normalEmail } from './email-address';
 import { InvitationsRepository } from './invitations.repository';
 import { MembershipsRepository } from './memberships.repository';
 import { OidcError, OidcFailure } from './oidc/oidc-errors';
@@ -112,7 +113,10 @@ export class SsoService {
       this.logger.warn(`Single sign-on failed: the provider sent a subject of ${identity.subject.length} characters`);
       throw new SsoRefusal(502, 'Your sign-in provider sent an account identifier (sub) longer than OpenID Connect allows.');
     }
-    const { session, takenOver } = await this.signIn(identity);
+    // The provider's spelling of the email is not ours: users and invitations hold the normal form.
+    const email = normalEmail(identity.email);
+    if (email === null) throw new SsoRefusal(403, `Your sign-in provider gave ${identity.email}, which is not an email address Flagstore can use.`);
+    const { session, takenOver } = await this.signIn({ ...identity, email });
     return { session, returnTo: pending.returnTo, takenOver };
   }
 

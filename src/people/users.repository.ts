@@ -11,7 +11,7 @@ export const USER_EMAIL_KEY = 'users_email_key';
 @Injectable()
 export class UsersRepository {
   /**
-   * The new user, or null when a user with that email (ignoring case) exists. `emailVerified`: the operator made them,
+   * The new user, or null when a user with that email (emails are in their normal form: email-address.ts) exists. `emailVerified`: the operator made them,
    * or a single sign-on provider vouched for the email; not when whoever held an invitation's link chose the password.
    */
   async create(db: Db, email: string, name: string, passwordHash: string | null, emailVerified: boolean): Promise<User | null> {
@@ -32,10 +32,7 @@ export class UsersRepository {
   }
 
   findByEmail(db: Db, email: string): Promise<UserWithPassword | null> {
-    return db.row<UserWithPassword>(
-      `SELECT ${USER}, password_hash AS "passwordHash" FROM users WHERE lower(email) = lower($1) AND deleted_at IS NULL`,
-      [email],
-    );
+    return db.row<UserWithPassword>(`SELECT ${USER}, password_hash AS "passwordHash" FROM users WHERE email = $1 AND deleted_at IS NULL`, [email]);
   }
 
   findWithPassword(db: Db, userId: string): Promise<UserWithPassword | null> {

@@ -55,6 +55,18 @@ describe('the console in Chromium', () => {
     return { page, user, p: page.page };
   }
 
+  /** Every write of a flag the page sends from now on (PATCH, DELETE, restore), with its If-Match header. */
+  const flagWritesOf = (p: ConsolePage['page']) => {
+    const writes: { request: string; ifMatch: string | undefined }[] = [];
+    p.on('request', (sent) => {
+      const path = new URL(sent.url()).pathname;
+      if (/^\/v1\/flags\/[\w-]+(\/restore)?$/.test(path) && sent.method() !== 'GET') {
+        writes.push({ request: `${sent.method()} ${path.replace(/[\w-]{36}/, '{flagId}')}`, ifMatch: sent.headers()['if-match'] });
+      }
+    });
+    return writes;
+  };
+
   const flagNamed = async (key: string) => {
     const flags = (await api(t, org.key).get('/flags?includeArchived=true&limit=100').expect(200)).body.results as { key: string }[];
     return flags.find((flag) => flag.key === key) as any;
@@ -205,6 +217,7 @@ describe('the console in Chromium', () => {
   it('edits a flag, archives and unarchives it, and deletes it after a confirmation naming the key', async () => {
     const flag = await createFlag(t, org.key, { key: 'motd', type: 'string', value: 'Hello' });
     const { p } = await signedIn('editor', { path: `/console/flags/${flag.id}` });
+    const writes = flagWritesOf(p);
     await p.getByRole('heading', { name: 'motd' }).waitFor();
     await p.getByLabel('Name').fill('Message of the day');
     await p.getByLabel('Description').fill('Shown in the lobby');
@@ -238,6 +251,13 @@ describe('the console in Chromium', () => {
     await dialog.getByRole('button', { name: 'Delete motd' }).click();
     await p.getByRole('heading', { name: 'Flags' }).waitFor();
     expect(await flagNamed('motd')).toBeUndefined();
+    // Every save said which version of the flag it was made on (the save, archive, unarchive, delete).
+    expect(writes).toEqual([
+      { request: 'PATCH /v1/flags/{flagId}', ifMatch: '"1"' },
+      { request: 'PATCH /v1/flags/{flagId}', ifMatch: '"2"' },
+      { request: 'PATCH /v1/flags/{flagId}', ifMatch: '"3"' },
+      { request: 'DELETE /v1/flags/{flagId}', ifMatch: '"4"' },
+    ]);
   });
 
   it('searches, filters archived flags and pages through the list, with the quota', async () => {
@@ -344,13 +364,93 @@ describe('the console in Chromium', () => {
     expect(await q.getByLabel('Name').inputValue()).toBe('My own name');
   });
 
-  it("shows a flag's history naming who changed what, with a diff, and restores an earlier version", async () => {
+  it("knows its own save from a colleague's change: no banner after saving; a colleague's change shows it and the stale save is refused", async () => {
+    const flag = await createFlag(t, org.key, { key: 'motd', type: 'string', value: 'Hello' });
+    const { p } = await signedIn('editor', { path: `/console/flags/${flag.id}` });
+    await p.getByRole('heading', { name: 'motd' }).waitFor();
+    const banner = p.getByText('This flag was changed elsewhere while you were editing it.');
+    const history = p.getByRole('region', { name: 'History' });
+    const flagRead = (response: { url(): string; request(): { method(): string } }) =>
+      response.request().method() === 'GET' && new URL(response.url()).pathname === `/v1/flags/${flag.id}`;
+
+    // One's own saves (the value, then the description): the page reads the flag again when the event stream tells of
+    // each, and knows it for its own by the version its save answered. The event is published at the commit, before
+    // the save's answer is written, so it often overtakes that answer (always, across a slow network): here the answer
+    // is held until the event has reached the page (its history reads the log again on it).
+    const holdSavesUntilTheEvent = async () => {
+      let arrived!: () => void;
+      const eventArrived = new Promise<void>((resolve) => (arrived = resolve));
+      const onRequest = (sent: { method(): string; url(): string }) => {
+        if (sent.method() === 'GET' && new URL(sent.url()).pathname === '/v1/flags/audit') arrived();
+      };
+      p.on('request', onRequest);
+      const flagUrl = `**/v1/flags/${flag.id}`;
+      await p.route(flagUrl, async (route) => {
+        if (route.request().method() !== 'PATCH') return route.fallback();
+        const response = await route.fetch();
+        await eventArrived;
+        await route.fulfill({ response });
+      });
+      return async () => {
+        p.off('request', onRequest);
+        await p.unroute(flagUrl);
+      };
+    };
+    for (const [edit, entry] of [
+      [() => p.getByLabel('Value', { exact: true }).fill('Welcome back'), 'changed the value'],
+      [() => p.getByLabel('Description').fill('Shown in the lobby'), 'renamed or described'],
+    ] as const) {
+      await edit();
+      const release = await holdSavesUntilTheEvent();
+      const eventRead = p.waitForResponse(flagRead);
+      const saving = p.waitForRequest((sent) => sent.method() === 'PATCH');
+      await p.getByRole('button', { name: 'Save changes' }).click();
+      expect((await saving).headers()['if-match']).toMatch(/^"\d+"$/);
+      await p.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+      await history.getByText(entry).first().waitFor({ timeout: 3_000 });
+      await eventRead;
+      await release();
+      await p.evaluate(() => new Promise((resolve) => (globalThis as any).setTimeout(resolve, 200)));
+      expect(await banner.count()).toBe(0);
+    }
+    expect(await flagNamed('motd')).toMatchObject({ value: 'Welcome back', description: 'Shown in the lobby' });
+
+    // A colleague changes the flag while this person edits it: the banner, and their edits kept...
+    await p.getByLabel('Name').fill('Message of the day');
+    const colleague = await api(t, org.key).patch(`/flags/${flag.id}`).send({ type: 'string', value: 'Maintenance at 3 pm' }).expect(200);
+    await banner.waitFor({ timeout: 3_000 });
+    expect(await p.getByLabel('Name').inputValue()).toBe('Message of the day');
+    // ...and saving them over the colleague's change is refused: nothing written, and a way to the latest.
+    await p.getByRole('button', { name: 'Save changes' }).click();
+    await p.getByRole('alert').filter({ hasText: 'Not saved: someone else changed this flag after you opened it' }).first().waitFor();
+    expect(await flagNamed('motd')).toMatchObject({ name: 'Flag motd', value: 'Maintenance at 3 pm' });
+    expect((await api(t, org.key).get(`/flags/${flag.id}`).expect(200)).headers.etag).toBe(colleague.headers.etag);
+    await p.getByRole('button', { name: 'Show the latest (discard my edits)' }).click();
+    await eventually(async () => (await p.getByLabel('Value', { exact: true }).inputValue()) === 'Maintenance at 3 pm', {
+      timeoutMs: 3_000,
+      what: "the colleague's value in the form",
+    });
+    expect(await p.getByLabel('Name').inputValue()).toBe('Flag motd');
+    expect(await banner.count()).toBe(0);
+    // From the latest, the person's change goes through.
+    await p.getByLabel('Name').fill('Message of the day');
+    await p.getByRole('button', { name: 'Save changes' }).click();
+    await p.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    expect(await flagNamed('motd')).toMatchObject({ name: 'Message of the day', value: 'Maintenance at 3 pm' });
+  });
+
+  it("shows a flag's history naming who changed what, with a diff, and restores an earlier version after a confirmation", async () => {
     const flag = await createFlag(t, org.key, { key: 'loot-table', type: 'json', value: { tiers: [1, 2], rare: 0.1 } });
+    const rules = [
+      { id: 'europe', conditions: [{ attribute: 'region', operator: 'in', values: ['eu-west', 'eu-central'] }], value: { tiers: [9], rare: 1 } },
+      { id: 'canary', conditions: [{ attribute: 'serverId', operator: 'percentage', values: [0, 10] }], value: { tiers: [], rare: 0 } },
+    ];
+    await api(t, org.key).patch(`/flags/${flag.id}`).send({ rules }).expect(200);
     await api(t, org.key)
       .patch(`/flags/${flag.id}`)
       .send({ type: 'json', value: { tiers: [1, 5], rare: 0.1 } })
       .expect(200);
-    const { p, user } = await signedIn('editor', { path: `/console/flags/${flag.id}` });
+    const { page, p, user } = await signedIn('editor', { path: `/console/flags/${flag.id}` });
     const history = p.getByRole('region', { name: 'History' });
     await history.getByRole('listitem').first().waitFor();
     // The key's change: the key named, the one item of the value that changed.
@@ -359,16 +459,69 @@ describe('the console in Chromium', () => {
     await latest.getByRole('rowheader', { name: 'value.tiers[1]' }).waitFor();
     expect(await latest.getByRole('row').filter({ hasText: 'value.tiers[1]' }).textContent()).toBe('value.tiers[1]25');
 
-    // Back to the state after creation, as this person: the form and the history follow.
+    // The rules' change reads as the rules editor reads rules, whole, not as JSON cut short.
+    const timeline = history.locator('.timeline > li');
+    const rulesEntry = timeline.nth(1);
+    expect(await rulesEntry.getByRole('row').filter({ hasText: 'rules' }).textContent()).toBe(
+      'rulesnoneeurope: region is one of eu-west, eu-central → {"rare":1,"tiers":[9]}canary: serverId falls in the rollout 0–10 % → {"rare":0,"tiers":[]}',
+    );
+
+    // Back to the state after creation, as this person: first what it will change, the two rules it removes included.
+    const created = timeline.last();
+    const createdAt = (await created.locator('time').textContent())!;
+    await created.getByRole('button', { name: /^Restore this version \(after the change of / }).click();
+    const dialog = p.getByRole('dialog', { name: `Restore the version of ${createdAt}?` });
+    await dialog.waitFor();
+    await dialog.getByText('Value: {"rare":0.1,"tiers":[1,5]} → {"rare":0.1,"tiers":[1,2]}').waitFor();
+    await dialog.getByText('These 2 targeting rules are removed:').waitFor();
+    expect(
+      await dialog
+        .getByRole('listitem')
+        .filter({ hasText: /^europe: / })
+        .textContent(),
+    ).toBe('europe: region is one of eu-west, eu-central → {"rare":1,"tiers":[9]}');
+    expect(
+      await dialog
+        .getByRole('listitem')
+        .filter({ hasText: /^canary: / })
+        .textContent(),
+    ).toBe('canary: serverId falls in the rollout 0–10 % → {"rare":0,"tiers":[]}');
+    expect({ violations: await page.accessibilityViolations() }).toEqual({ violations: [] });
+    await page.screenshot('flag-restore', 'light');
+    // Cancelled, nothing happens.
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    expect(await flagNamed('loot-table')).toMatchObject({ value: { tiers: [1, 5], rare: 0.1 }, rules: expect.any(Array) });
+
+    const writes = flagWritesOf(p);
+    await created.getByRole('button', { name: /^Restore this version \(after the change of / }).click();
+    await dialog.getByRole('button', { name: 'Restore this version' }).click();
     await history
-      .getByRole('listitem')
-      .last()
-      .getByRole('button', { name: /^Restore this version \(after the change of / })
-      .click();
-    await history.getByText(`${user.name} changed the value`).waitFor();
-    expect(await flagNamed('loot-table')).toMatchObject({ value: { tiers: [1, 2], rare: 0.1 } });
+      .getByRole('status')
+      .filter({ hasText: `Restored the version of ${createdAt}: the flag serves {"rare":0.1,"tiers":[1,2]} with no targeting rules.` })
+      .waitFor();
+    // The history says it was a restore, and of which version.
+    await history.getByText(`${user.name} restored the version of ${createdAt} (changed the value)`).waitFor();
+    expect(writes).toEqual([{ request: 'POST /v1/flags/{flagId}/restore', ifMatch: '"3"' }]);
+    const stored = await flagNamed('loot-table');
+    expect(stored).toMatchObject({ value: { tiers: [1, 2], rare: 0.1 } });
+    expect(stored).not.toHaveProperty('rules');
     await p.waitForFunction(() => ((globalThis as any).document.querySelector('textarea.code') as any)?.value.includes('"rare"'));
     expect(JSON.parse(await p.getByLabel('Value', { exact: true }).inputValue())).toEqual({ tiers: [1, 2], rare: 0.1 });
+
+    // In dark too: the confirmation of going back to the rules, which lists the rules it adds.
+    const dark = await ConsolePage.open(browser, t.config.urls.publicUrl, { theme: 'dark', path: `/console/flags/${flag.id}` });
+    opened.push(dark);
+    await dark.signIn(user.email, PASSWORD);
+    const darkHistory = dark.page.getByRole('region', { name: 'History' });
+    await darkHistory.getByText(/restored the version of/).waitFor();
+    await darkHistory
+      .locator('.timeline > li')
+      .nth(2)
+      .getByRole('button', { name: /^Restore this version/ })
+      .click();
+    await dark.page.getByRole('dialog').getByText('These 2 targeting rules are added:').waitFor();
+    expect({ violations: await dark.accessibilityViolations() }).toEqual({ violations: [] });
+    await dark.screenshot('flag-restore', 'dark');
   });
 
   it('schedules a change for a date and time, lists it, and cancels it', async () => {
@@ -393,6 +546,7 @@ describe('the console in Chromium', () => {
   it("edits a flag's rules (a region condition, a 10 % rollout) and previews the value a context gets", async () => {
     const flag = await createFlag(t, org.key, { key: 'new-matchmaker', type: 'boolean', value: false });
     const { p } = await signedIn('editor', { path: `/console/flags/${flag.id}` });
+    const writes = flagWritesOf(p);
     const rules = p.getByRole('region', { name: 'Targeting rules' });
     await rules.getByText("No rules: everyone gets the flag's value.").waitFor();
 
@@ -413,6 +567,7 @@ describe('the console in Chromium', () => {
     await second.getByLabel('To %').fill('10');
     await rules.getByRole('button', { name: 'Save rules' }).click();
     await rules.getByRole('status').filter({ hasText: 'Rules saved.' }).waitFor();
+    expect(writes).toEqual([{ request: 'PATCH /v1/flags/{flagId}', ifMatch: '"1"' }]);
     expect((await flagNamed('new-matchmaker')).rules).toEqual([
       { id: 'europe', conditions: [{ attribute: 'region', operator: 'in', values: ['eu-west', 'eu-central'] }], value: true },
       { id: 'canary', conditions: [{ attribute: 'serverId', operator: 'percentage', values: [0, 10] }], value: true },
@@ -475,6 +630,9 @@ describe('the console in Chromium', () => {
     const sam = await ConsolePage.open(browser, t.config.urls.publicUrl, { path: new URL(link).pathname });
     opened.push(sam);
     await sam.page.getByRole('heading', { name: 'Join the studio on Flagstore' }).waitFor();
+    // What the link is for (GET /v1/auth/invitations/{token}), and both ways in: the service never says which applies.
+    await sam.page.getByText(/invited sam@acme\.example to .+ as viewer\./).waitFor();
+    await sam.page.getByRole('link', { name: 'sign in as sam@acme.example' }).waitFor();
     await sam.page.getByLabel('Your name').fill('Sam Rivera');
     await sam.page.getByLabel('Choose a password').fill('short');
     await sam.page.getByRole('button', { name: 'Accept the invitation' }).click();
@@ -486,6 +644,10 @@ describe('the console in Chromium', () => {
     await sam.page.getByRole('button', { name: 'Accept the invitation' }).click();
     await sam.page.getByRole('heading', { name: 'Flags' }).waitFor();
     await sam.page.getByText('viewer', { exact: true }).waitFor();
+    // The used link now says so.
+    const used = await ConsolePage.open(browser, t.config.urls.publicUrl, { path: new URL(link).pathname });
+    opened.push(used);
+    await used.page.getByRole('alert').filter({ hasText: 'This invitation link is not valid any more' }).waitFor();
 
     // The admin sees Sam, makes them an editor, then removes them.
     await p.reload();

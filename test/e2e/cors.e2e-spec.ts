@@ -67,7 +67,7 @@ describe('CORS', () => {
       const response = await preflight(t, '/v1/flags/some-id', GAME, 'PATCH', 'authorization,content-type').expect(204);
       expect(response.headers['access-control-allow-origin']).toBe(GAME);
       expect(response.headers['access-control-allow-methods']).toBe('GET,HEAD,POST,PATCH,DELETE');
-      expect(response.headers['access-control-allow-headers']).toBe('Authorization,Content-Type,If-None-Match,X-API-Key');
+      expect(response.headers['access-control-allow-headers']).toBe('Authorization,Content-Type,If-Match,If-None-Match,X-API-Key');
       expect(response.headers['access-control-max-age']).toBe('600');
       expect(response.text).toBe('');
     });

@@ -6,7 +6,7 @@ import { useTestApp } from '../support/test-suite';
 
 /**
  * A json flag's value is the client's data: keys that mean something to JavaScript objects (`__proto__`,
- * `constructor`, `prototype`) are ordinary JSON keys there, stored and served exactly as sent, never dropped.
+ * `constructor`, `prototype`) are ordinary JSON keys there, stored and served as JSON (their content; object key order is not kept), never dropped.
  * Bodies are sent and read as JSON text: a JavaScript object literal with a `__proto__` key would set its
  * prototype instead of holding the key.
  */

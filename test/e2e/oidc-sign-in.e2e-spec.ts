@@ -4,7 +4,7 @@ import { freePort } from '../../src/common/free-port';
 import { OidcError, OidcFailure } from '../../src/people/oidc/oidc-errors';
 import { OidcPending } from '../../src/people/oidc/oidc-pending';
 import { OidcSignIn, OidcSignInOptions } from '../../src/people/oidc/oidc-sign-in';
-import { signInAtProvider } from '../support/oidc-browser';
+import { callbackPathOf, signInAtProvider } from '../support/oidc-browser';
 import { OidcTestAccount, OidcTestProvider, startOidcProvider } from '../support/servers/oidc-provider';
 
 const client = {
@@ -21,16 +21,10 @@ const accounts: OidcTestAccount[] = [
   { sub: 'dan', email: 'dan@studio.test', email_verified: 'false', name: '  ' },
 ];
 
-/** The path and query of the callback, as the route receives them. */
-const pathOf = (url: string) => {
-  const { pathname, search } = new URL(url);
-  return pathname + search;
-};
-
 /** A sign-in started at `oidc` and carried through the provider as `login`: the callback and the pending data. */
 async function signedInAtProvider(oidc: OidcSignIn, login: string): Promise<{ callback: string; pending: OidcPending; code: string }> {
   const { url, pending } = await oidc.start('/console/flags');
-  const callback = pathOf(await signInAtProvider(url, { login }));
+  const callback = callbackPathOf(await signInAtProvider(url, { login }));
   return { callback, pending, code: new URL(callback, 'http://x').searchParams.get('code')! };
 }
 
@@ -85,7 +79,7 @@ describe('single sign-on against a real OpenID provider', () => {
     });
     expect(url).not.toContain(pending.codeVerifier);
 
-    const callback = pathOf(await signInAtProvider(url, { login: 'ada' }));
+    const callback = callbackPathOf(await signInAtProvider(url, { login: 'ada' }));
     expect(await oidc.finish(callback, pending)).toEqual({
       email: 'ada@studio.test',
       emailVerified: true,
@@ -195,7 +189,7 @@ describe('single sign-on against a real OpenID provider', () => {
   it('answers the provider refusing the sign-in (the person cancels): access_denied', async () => {
     const oidc = signIn();
     const { url, pending } = await oidc.start('/');
-    const callback = pathOf(await signInAtProvider(url, { cancel: true }));
+    const callback = callbackPathOf(await signInAtProvider(url, { cancel: true }));
     expect(new URL(callback, 'http://x').searchParams.get('error')).toBe('access_denied');
     const error = await failure(oidc.finish(callback, pending), OidcFailure.PROVIDER_ERROR);
     expect(error.message).toBe('The sign-in provider did not sign you in (access_denied).');

@@ -26,8 +26,8 @@ const FLAG_OPERATIONS: [string, string, string[]][] = [
   ['post', '/v1/flags', ['201', '401', '403', '409', '429', ...BODY]],
   ['get', '/v1/flags', ['200', '400', '401', '403', '429', ...ANY]],
   ['get', '/v1/flags/{flagId}', ['200', '400', '401', '403', '404', '429', ...ANY]],
-  ['patch', '/v1/flags/{flagId}', ['200', '401', '403', '404', '409', '429', ...BODY]],
-  ['delete', '/v1/flags/{flagId}', ['204', '401', '403', '404', '429', ...BODY]],
+  ['patch', '/v1/flags/{flagId}', ['200', '401', '403', '404', '409', '412', '429', ...BODY]],
+  ['delete', '/v1/flags/{flagId}', ['204', '401', '403', '404', '412', '429', ...BODY]],
   ['get', '/v1/flags/config', ['200', '304', '401', '403', '429', ...ANY]],
   ['get', '/v1/flags/quota', ['200', '400', '401', '403', '429', ...ANY]],
   ['get', '/v1/flags/audit', ['200', '400', '401', '403', '429', ...ANY]],
@@ -76,7 +76,8 @@ const SESSION_OPERATIONS: [string, string, string[]][] = [
 ];
 const UNAUTHENTICATED_OPERATIONS: [string, string, string[]][] = [
   ['post', '/v1/auth/login', ['200', '401', '429', ...BODY]],
-  ['post', '/v1/auth/invitations/{token}/accept', ['200', '204', '403', '404', '409', '410', ...BODY]],
+  ['get', '/v1/auth/invitations/{token}', ['200', '400', '404', '429', ...ANY]],
+  ['post', '/v1/auth/invitations/{token}/accept', ['200', '204', '401', '403', '404', '409', '410', '429', ...BODY]],
 ];
 
 describe('OpenAPI document', () => {
@@ -172,7 +173,7 @@ describe('OpenAPI document', () => {
       ]);
     }
     expect(Object.keys(schemas.FeatureFlagAuditEntryDto.properties!).sort()).toEqual(
-      ['action', 'actorId', 'actorType', 'after', 'before', 'createdAt', 'flagId', 'flagKey', 'id'].sort(),
+      ['action', 'actorId', 'actorType', 'after', 'before', 'context', 'createdAt', 'flagId', 'flagKey', 'id'].sort(),
     );
     expect(Object.keys(schemas.ApiErrorDto.properties!).sort()).toEqual(['error', 'message', 'statusCode']);
   });

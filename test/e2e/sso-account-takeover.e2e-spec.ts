@@ -4,7 +4,7 @@ import { admin, createOrganization } from '../factories/organizations.factory';
 import { asSession, createUser, memberSignedIn, PASSWORD, sessionCookieOf, SignedIn, signIn } from '../factories/people.factory';
 import { TAKEN_OVER_NOTICE } from '../../src/people/sso.service';
 import { eventually } from '../support/eventually';
-import { signInAtProvider } from '../support/oidc-browser';
+import { callbackPathOf, cookiePairsOf, signInAtProvider } from '../support/oidc-browser';
 import { OidcTestProvider, startOidcProvider } from '../support/servers/oidc-provider';
 import { createTestApp, TestApp } from '../support/test-app';
 
@@ -18,15 +18,6 @@ const client = {
 };
 const DAVES_PASSWORD = 'dave chose this for frank';
 
-const pathOf = (url: string) => {
-  const { pathname, search } = new URL(url);
-  return pathname + search;
-};
-const cookiesOf = (setCookie: string[] | string | undefined) =>
-  ([] as string[])
-    .concat(setCookie ?? [])
-    .map((header) => header.split(';')[0])
-    .join('; ');
 const tokenOf = (url: string) => url.split('/').pop()!;
 
 describe('single sign-on links identities, and takes over an account made through an invitation link', () => {
@@ -57,8 +48,8 @@ describe('single sign-on links identities, and takes over an account made throug
   /** A whole single sign-on on instance `a` as the provider's account `login`: the callback's answer. */
   async function singleSignOn(login: string): Promise<request.Response> {
     const started = await request(a.http).get('/v1/auth/sso?returnTo=%2Fconsole%2Fflags').expect(302);
-    const callback = pathOf(await signInAtProvider(started.headers.location, { login }));
-    return request(a.http).get(callback).set('Cookie', cookiesOf(started.headers['set-cookie']));
+    const callback = callbackPathOf(await signInAtProvider(started.headers.location, { login }));
+    return request(a.http).get(callback).set('Cookie', cookiePairsOf(started.headers['set-cookie']));
   }
 
   async function sessionOf(answer: request.Response): Promise<SignedIn> {
@@ -200,7 +191,7 @@ describe('single sign-on links identities, and takes over an account made throug
     expect(refused.status).toBe(403);
     expect(refused.headers['content-type']).toMatch(/^text\/html/);
     expect(refused.text).toContain('The Flagstore account for gina@studio.test is linked to another account at your sign-in provider');
-    expect(cookiesOf(refused.headers['set-cookie'])).not.toContain('flagstore_session=');
+    expect(cookiePairsOf(refused.headers['set-cookie'])).not.toContain('flagstore_session=');
     expect((await a.db.query(`SELECT count(*)::int AS n FROM user_identities WHERE subject = 'gina-impostor'`)).rows[0].n).toBe(0);
   });
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { admin, createOrganization } from '../factories/organizations.factory';
 import { asSession, createUser, memberSignedIn, sessionCookieOf } from '../factories/people.factory';
-import { signInAtProvider } from '../support/oidc-browser';
+import { callbackPathOf, cookiePairsOf, signInAtProvider } from '../support/oidc-browser';
 import { OidcTestProvider, startOidcProvider } from '../support/servers/oidc-provider';
 import { createTestApp, TestApp } from '../support/test-app';
 
@@ -14,18 +14,6 @@ const client = {
   clientSecret: randomBytes(24).toString('base64url'),
   redirectUri: `${PUBLIC_URL}/v1/auth/sso/callback`,
 };
-
-const pathOf = (url: string) => {
-  const { pathname, search } = new URL(url);
-  return pathname + search;
-};
-
-/** The cookie pairs (name=value) of a Set-Cookie answer, to send back. */
-const cookiesOf = (setCookie: string[] | string | undefined) =>
-  ([] as string[])
-    .concat(setCookie ?? [])
-    .map((header) => header.split(';')[0])
-    .join('; ');
 
 describe('single sign-on through the routes, against a real OpenID provider', () => {
   let provider: OidcTestProvider;
@@ -65,7 +53,10 @@ describe('single sign-on through the routes, against a real OpenID provider', ()
     expect(authorization.searchParams.get('code_challenge_method')).toBe('S256');
     expect(authorization.searchParams.get('state')).toBeTruthy();
     expect(authorization.searchParams.get('nonce')).toBeTruthy();
-    return { callback: pathOf(await signInAtProvider(started.headers.location, { login })), cookie: cookiesOf(started.headers['set-cookie']) };
+    return {
+      callback: callbackPathOf(await signInAtProvider(started.headers.location, { login })),
+      cookie: cookiePairsOf(started.headers['set-cookie']),
+    };
   }
 
   it('says single sign-on is offered', async () => {
@@ -74,6 +65,7 @@ describe('single sign-on through the routes, against a real OpenID provider', ()
 
   it('signs in the user with the verified email, and lands where the sign-in started', async () => {
     const org = await createOrganization(t);
+    // Made as Ada@Studio.test, stored in its one spelling: the provider's ada@studio.test is the same email.
     const ada = await createUser(t, { email: 'Ada@Studio.test', name: 'Ada', password: null });
     await admin(t).post(`/organizations/${org.id}/members`).send({ userId: ada.id, role: 'editor' }).expect(201);
 
@@ -85,7 +77,7 @@ describe('single sign-on through the routes, against a real OpenID provider', ()
     expect(cookies).toContainEqual(expect.stringMatching(/^flagstore_sso=; Path=\/v1\/auth\/sso; Max-Age=0/));
 
     const session = await request(t.http).get('/v1/auth/session').set('Cookie', sessionCookieOf(cookies)).expect(200);
-    expect(session.body.user).toEqual({ id: ada.id, email: 'Ada@Studio.test', name: 'Ada', emailVerified: true });
+    expect(session.body.user).toEqual({ id: ada.id, email: 'ada@studio.test', name: 'Ada', emailVerified: true });
     expect(session.body.organizations).toEqual([{ id: org.id, name: expect.any(String), role: 'editor' }]);
     const me = { userId: ada.id, email: ada.email, cookie: sessionCookieOf(cookies), csrfToken: session.body.csrfToken, body: session.body };
     const flag = await asSession(t, me, org.id).post('/flags').send({ key: 'sso_flag', name: 'x', type: 'boolean', value: true }).expect(201);
@@ -115,7 +107,7 @@ describe('single sign-on through the routes, against a real OpenID provider', ()
     expect(refused.headers['content-type']).toMatch(/^text\/html/);
     expect(refused.text).toContain('There is no Flagstore account for stranger@elsewhere.test');
     expect(refused.text).toContain('href="/console"');
-    expect(cookiesOf(refused.headers['set-cookie'])).not.toContain('flagstore_session');
+    expect(cookiePairsOf(refused.headers['set-cookie'])).not.toContain('flagstore_session');
     const { rows } = await t.db.query(`SELECT count(*)::int AS n FROM users WHERE email = 'stranger@elsewhere.test'`);
     expect(rows[0].n).toBe(0);
   });
@@ -135,7 +127,7 @@ describe('single sign-on through the routes, against a real OpenID provider', ()
     // The real callback, but from a browser that did not start it.
     const elsewhere = await request(t.http).get(callback).expect(400);
     expect(elsewhere.text).toContain('not started from this browser');
-    expect(cookiesOf(elsewhere.headers['set-cookie'])).not.toContain('flagstore_session=');
+    expect(cookiePairsOf(elsewhere.headers['set-cookie'])).not.toContain('flagstore_session=');
   });
 
   it('refuses an expired code', async () => {

@@ -11,12 +11,17 @@ export interface RunningService {
   exited: Promise<number | null>;
 }
 
-/** Runs the current sources as `npm start` runs dist/main.js (built once: built-service.ts), with only the given environment. */
-export function startService(env: Record<string, string>): RunningService {
+/**
+ * Runs the current sources as `npm start` runs dist/main.js (built once: built-service.ts), with only the given environment.
+ * With `processGroup`, in a session and process group of its own, as `setsid npm start` or a terminal runs it: signal
+ * the group with `process.kill(-running.process.pid, signal)`.
+ */
+export function startService(env: Record<string, string>, options: { processGroup?: boolean } = {}): RunningService {
   const child = spawn(process.execPath, [builtService().main], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.processGroup === true,
   });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));

@@ -2,6 +2,7 @@ import { get as httpGet, IncomingMessage, Server, ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import Ajv, { ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import { isEmail } from 'class-validator';
 
 /**
  * The contract check: every answer the real app gives during the e2e suite is validated against the
@@ -87,6 +88,8 @@ export class ExchangeRecorder {
   }
 
   private capture(request: IncomingMessage, response: ServerResponse): void {
+    // As it came: a mounted middleware (Swagger UI's files under /docs) rewrites request.url while it answers.
+    const url = request.url ?? '/';
     const chunks: Buffer[] = [];
     let size = 0;
     let truncated = false;
@@ -125,11 +128,11 @@ export class ExchangeRecorder {
       return (end as (...args: unknown[]) => ServerResponse).call(this, chunk, ...rest);
     } as ServerResponse['end'];
     response.once('finish', () => {
-      if (isPageRoute(request) || isPreflight(request)) return;
+      if (isPageRoute(url, request.method) || isPreflight(request)) return;
       const header = response.getHeader('content-type');
       this.exchanges.push({
         method: request.method ?? 'GET',
-        url: request.url ?? '/',
+        url,
         status: response.statusCode,
         contentType: contentType ?? (header === undefined ? undefined : String(header)),
         body: Buffer.concat(chunks),
@@ -159,10 +162,10 @@ export class ExchangeRecorder {
 }
 
 /** Web pages, not API operations: Swagger's own, and the console's pages and assets (with the redirect of `/`). */
-function isPageRoute(request: IncomingMessage): boolean {
-  const path = (request.url ?? '').split('?')[0];
+function isPageRoute(url: string, method: string | undefined): boolean {
+  const path = url.split('?')[0];
   if (path === '/docs' || path.startsWith('/docs/') || path === '/docs-json') return true;
-  const read = request.method === 'GET' || request.method === 'HEAD';
+  const read = method === 'GET' || method === 'HEAD';
   return read && (path === '/' || path === '/console' || path.startsWith('/console/'));
 }
 
@@ -182,6 +185,8 @@ export class Contract {
     this.ajv = new Ajv({ strict: false, allErrors: true, validateFormats: true });
     addFormats(this.ajv);
     for (const format of ['int32', 'int64', 'float', 'double', 'byte', 'binary', 'password']) this.ajv.addFormat(format, true);
+    // JSON Schema's internationalised email (RFC 6531), which ajv-formats lacks: a local part of any Unicode letters.
+    this.ajv.addFormat('idn-email', (value: string) => isEmail(value));
     this.ajv.addSchema(withNullAsJsonSchema(document) as object, 'openapi');
     this.routes = Object.entries(document.paths).map(([template, operations]) => ({ template, operations, pattern: patternOf(template) }));
     this.errorSchemas = ['ApiErrorDto', 'StorageErrorDto'].filter((name) => document.components?.schemas?.[name]);

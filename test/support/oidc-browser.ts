@@ -132,3 +132,17 @@ function defaultPath(requestPath: string): string {
 function pathMatches(requestPath: string, cookiePath: string): boolean {
   return requestPath === cookiePath || (requestPath.startsWith(cookiePath) && (cookiePath.endsWith('/') || requestPath[cookiePath.length] === '/'));
 }
+
+/** The path and query of a URL the provider sent the browser to: the callback as the route receives it. */
+export function callbackPathOf(url: string): string {
+  const { pathname, search } = new URL(url);
+  return pathname + search;
+}
+
+/** The cookie pairs (name=value) of a Set-Cookie answer, to send back as a Cookie header. */
+export function cookiePairsOf(setCookie: string[] | string | undefined): string {
+  return ([] as string[])
+    .concat(setCookie ?? [])
+    .map((header) => header.split(';')[0])
+    .join('; ');
+}

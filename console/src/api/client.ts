@@ -1,5 +1,5 @@
 import createClient, { type Middleware } from 'openapi-fetch';
-import type { paths } from '../../.generated/api';
+import type { components, paths } from '../../.generated/api';
 
 /** What the service answered when it refused a request: enough to show beside the control that caused it. */
 export class ApiProblem extends Error {
@@ -21,9 +21,12 @@ export class ApiProblem extends Error {
     return this.status === 400 && match ? match[1] : undefined;
   }
 
-  /** The sentence a person reads: a 429 says when to try again. */
+  /** The sentence a person reads: a 429 says when to try again; a 412 that somebody else changed the flag first. */
   explain(): string {
     if (this.status === 429) return `Too many requests: try again in ${this.retryAfterSeconds ?? 60} s.`;
+    if (this.code === 'FLAG_CHANGED') {
+      return 'Not saved: someone else changed this flag after you opened it, and saving would have overwritten their change. Show the latest, then make your change again.';
+    }
     return this.message;
   }
 }
@@ -88,3 +91,35 @@ export async function ok<T>(call: Promise<Answer<T>>, options: { signInOn401?: b
   if (response.status === 401 && options.signInOn401 !== false) onSignedOut?.();
   throw problem;
 }
+
+/** An answer about one flag, with the flag's ETag (its version), which the next write sends back as If-Match. */
+export interface Versioned<T> {
+  data: T;
+  etag: string;
+}
+
+/** As `ok`, with the answer's ETag. */
+export async function okVersioned<T>(call: Promise<Answer<T>>): Promise<Versioned<T>> {
+  let response: Response | undefined;
+  const data = await ok(
+    call.then((answer) => {
+      response = answer.response;
+      return answer;
+    }),
+  );
+  return { data, etag: response?.headers.get('ETag') ?? '' };
+}
+
+/** The version an ETag such as `"3"` names (0 for none): a flag's versions only grow. */
+export function versionOf(etag: string): number {
+  const version = Number(/^"(\d+)"$/.exec(etag)?.[1]);
+  return Number.isFinite(version) ? version : 0;
+}
+
+/**
+ * A flag page's way to write its flag: `send` is given the version the page shows (for If-Match), and the page then
+ * shows what the service answered.
+ */
+export type FlagWrite = (
+  send: (etag: string) => Promise<Versioned<components['schemas']['FeatureFlagDto']>>,
+) => Promise<components['schemas']['FeatureFlagDto']>;

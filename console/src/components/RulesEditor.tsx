@@ -24,7 +24,19 @@ type Evaluation = components['schemas']['FlagEvaluationDto'];
  * A flag's targeting rules: conditions on the evaluation context and a rollout percentage, each rule with a value of
  * the flag's type; the first rule whose conditions all hold gives its value. And a preview: the value a context gets.
  */
-export function RulesEditor({ flag, editable, onSaved }: { flag: Flag; editable: boolean; onSaved: (flag: Flag) => void }) {
+export function RulesEditor({
+  flag,
+  editable,
+  save: saveRules,
+  onShowLatest,
+}: {
+  flag: Flag;
+  editable: boolean;
+  /** Saves the rules as the page writes the flag (with its version as If-Match), answering the flag as saved. */
+  save: (rules: Rule[]) => Promise<Flag>;
+  /** The flag as it is now, this editor's drafts discarded. */
+  onShowLatest: () => void;
+}) {
   const stored = (flag.rules ?? []) as Rule[];
   const [rules, setRules] = useState<DraftRule[]>(() => draftsOf(stored));
   const [problem, setProblem] = useState<ApiProblem | null>(null);
@@ -61,11 +73,9 @@ export function RulesEditor({ flag, editable, onSaved }: { flag: Flag; editable:
     setProblem(null);
     setSaved(false);
     try {
-      const body = { rules: rules.map(ruleOf) as never };
-      const updated = await ok(api.PATCH('/v1/flags/{flagId}', { params: { path: { flagId: flag.id } }, body }));
+      const updated = await saveRules(rules.map(ruleOf));
       setRules(draftsOf(updated.rules as Rule[] | undefined));
       setChangedElsewhere(false);
-      onSaved(updated);
       setSaved(true);
     } catch (error) {
       setProblem(error as ApiProblem);
@@ -234,6 +244,11 @@ export function RulesEditor({ flag, editable, onSaved }: { flag: Flag; editable:
         </ol>
         {rules.length === 0 && <p>No rules: everyone gets the flag's value.</p>}
         <FormError message={problem && !about ? problem.explain() : null} />
+        {problem?.code === 'FLAG_CHANGED' && (
+          <button type="button" onClick={onShowLatest}>
+            Show the latest (discard my rules)
+          </button>
+        )}
         {saved && (
           <p className="saved" role="status">
             Rules saved.

@@ -83,7 +83,9 @@ export function ValueEditor({
   );
 }
 
-export const JSON_HELP = `Any JSON: at most ${MAX_VALUE_BYTES / 1024} KB and ${MAX_VALUE_DEPTH} levels deep.`;
+export const JSON_HELP =
+  `Any JSON: at most ${MAX_VALUE_BYTES / 1024} KB and ${MAX_VALUE_DEPTH} levels deep. ` +
+  'Object keys are not kept in order (they come back sorted): where order matters, use an array.';
 
 function represents(type: FlagType, text: string, value: unknown): boolean {
   if (type === 'string') return text === value;

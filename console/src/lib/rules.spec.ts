@@ -1,4 +1,4 @@
-import { draftOf, draftsOf, followStoredRules, ruleIndexOf, ruleOf } from './rules';
+import { describeRule, draftOf, draftsOf, followStoredRules, ruleIndexOf, ruleOf, rulesChange } from './rules';
 
 describe("the console's rule drafts", () => {
   const rule = {
@@ -65,5 +65,34 @@ describe("the console's rule drafts", () => {
   it('reads a flag without rules as no drafts', () => {
     expect(draftsOf(undefined)).toEqual([]);
     expect(draftsOf(null)).toEqual([]);
+  });
+});
+
+describe('rules as the console reads them', () => {
+  const europe = { id: 'europe', conditions: [{ attribute: 'region', operator: 'in' as const, values: ['eu-west', 'eu-central'] }], value: true };
+  const canary = {
+    id: 'canary',
+    conditions: [
+      { attribute: 'serverId', operator: 'percentage' as const, values: [0, 10] },
+      { attribute: 'build', operator: 'semverGte' as const, values: ['1.4'] },
+    ],
+    value: { tier: 2 },
+  };
+
+  it('reads a rule as a sentence', () => {
+    expect(describeRule(europe)).toBe('europe: region is one of eu-west, eu-central → true');
+    expect(describeRule(canary)).toBe('canary: serverId falls in the rollout 0–10 % and build is version at least 1.4 → {"tier":2}');
+  });
+
+  it('tells the rules removed, added, changed and reordered', () => {
+    expect(rulesChange([europe, canary], undefined)).toEqual({ removed: [europe, canary], added: [], changed: [], reordered: false });
+    expect(rulesChange(undefined, [europe])).toEqual({ removed: [], added: [europe], changed: [], reordered: false });
+    const wider = { ...canary, conditions: [{ ...canary.conditions[0], values: [0, 50] }, canary.conditions[1]] };
+    expect(rulesChange([europe, canary], [wider, europe])).toEqual({
+      removed: [],
+      added: [],
+      changed: [{ before: canary, after: wider }],
+      reordered: true,
+    });
   });
 });

@@ -115,3 +115,44 @@ export function ruleIndexOf(message: string): { rule: number; condition?: number
 export function newCondition(): DraftCondition {
   return { attribute: 'region', operator: 'in', text: '', from: '0', to: '10' };
 }
+
+const READ_AS: Record<Operator, string> = {
+  in: 'is one of',
+  notIn: 'is none of',
+  gte: 'is at least',
+  lt: 'is below',
+  semverGte: 'is version at least',
+  semverLt: 'is version below',
+  percentage: 'falls in the rollout',
+};
+
+/** A rule as a sentence, as the rules editor shows it: `europe: region is one of eu-west, eu-central → true`. */
+export function describeRule(rule: Rule): string {
+  const conditions = rule.conditions.map((condition) =>
+    condition.operator === 'percentage'
+      ? `${condition.attribute} ${READ_AS.percentage} ${condition.values[0]}–${condition.values[1]} %`
+      : `${condition.attribute} ${READ_AS[condition.operator] ?? condition.operator} ${condition.values.join(', ')}`,
+  );
+  return `${rule.id}: ${conditions.join(' and ')} → ${JSON.stringify(rule.value)}`;
+}
+
+/**
+ * What going from the rules `before` to `after` does, rule by rule (matched by id): the rules removed, added, and
+ * changed (with both readings), and whether the order alone changed.
+ */
+export function rulesChange(
+  before: readonly Rule[] | null | undefined,
+  after: readonly Rule[] | null | undefined,
+): { removed: Rule[]; added: Rule[]; changed: { before: Rule; after: Rule }[]; reordered: boolean } {
+  const was = new Map((before ?? []).map((rule) => [rule.id, rule]));
+  const now = new Map((after ?? []).map((rule) => [rule.id, rule]));
+  const removed = [...was.values()].filter((rule) => !now.has(rule.id));
+  const added = [...now.values()].filter((rule) => !was.has(rule.id));
+  const changed = [...now.values()]
+    .filter((rule) => was.has(rule.id) && describeRule(was.get(rule.id)!) !== describeRule(rule))
+    .map((rule) => ({ before: was.get(rule.id)!, after: rule }));
+  const kept = (rules: readonly Rule[] | null | undefined, other: Map<string, Rule>) =>
+    (rules ?? []).filter((rule) => other.has(rule.id)).map((rule) => rule.id);
+  const reordered = kept(before, now).join('\n') !== kept(after, was).join('\n');
+  return { removed, added, changed, reordered };
+}

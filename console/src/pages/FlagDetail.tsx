@@ -1,5 +1,5 @@
-import { type FormEvent, useCallback, useEffect, useState } from 'react';
-import { api, ApiProblem, ok } from '../api/client';
+import { type FormEvent, useCallback, useEffect, useRef, useState } from 'react';
+import { api, ApiProblem, type FlagWrite, ok, okVersioned, type Versioned, versionOf } from '../api/client';
 import { useOrganizationEvents } from '../api/events';
 import type { components } from '../../.generated/api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
@@ -17,10 +17,15 @@ import { LOCKED_REASON } from './Flags';
 type Flag = components['schemas']['FeatureFlagDto'];
 type Update = components['schemas']['UpdateFlagDto'];
 
-/** One flag: edit its name, description, value and runtime; archive, unarchive or delete it. */
+/**
+ * One flag: edit its name, description, value and runtime; archive, unarchive or delete it. Every write sends the
+ * version the page shows as If-Match, so a change somebody made meanwhile is refused (412), never overwritten; and
+ * the page knows its own write when the event stream tells of it, by the version the write answered.
+ */
 export function FlagDetail({ id }: { id: string }) {
   const session = useSignedIn();
-  const [flag, setFlag] = useState<Flag | null>(null);
+  const [current, setCurrent] = useState<Versioned<Flag> | null>(null);
+  const flag = current?.data ?? null;
   const [loadProblem, setLoadProblem] = useState<ApiProblem | null>(null);
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
@@ -29,36 +34,61 @@ export function FlagDetail({ id }: { id: string }) {
   const [problem, setProblem] = useState<ApiProblem | null>(null);
   const [saved, setSaved] = useState(false);
   const [confirmDelete, setConfirmDelete] = useState(false);
+  // Changed elsewhere while this page held unsaved edits (`changed`), or a save refused for that reason (`refused`).
+  const [conflict, setConflict] = useState<'changed' | 'refused' | null>(null);
+  // Starts the rules editor afresh (its drafts discarded) when the person asks for the latest.
+  const [fresh, setFresh] = useState(0);
+  // The newest version this page has shown or written, and the write in flight: an event about a version no newer is
+  // this page's own write (or old news), never somebody else's.
+  const known = useRef(0);
+  const writing = useRef<Promise<unknown> | null>(null);
 
-  const show = useCallback((next: Flag) => {
-    setFlag(next);
-    setName(next.name);
-    setDescription(next.description ?? '');
-    setValue({ value: next.value, problem: null });
-    setRuntime(next.runtime);
+  const show = useCallback((next: Versioned<Flag>) => {
+    known.current = Math.max(known.current, versionOf(next.etag));
+    setCurrent(next);
+    setName(next.data.name);
+    setDescription(next.data.description ?? '');
+    setValue({ value: next.data.value, problem: null });
+    setRuntime(next.data.runtime);
   }, []);
+  const read = useCallback(() => okVersioned(api.GET('/v1/flags/{flagId}', { params: { path: { flagId: id } } })), [id]);
 
   useEffect(() => {
-    ok(api.GET('/v1/flags/{flagId}', { params: { path: { flagId: id } } })).then(show, (error: ApiProblem) => setLoadProblem(error));
-  }, [id, show]);
+    read().then(show, (error: ApiProblem) => setLoadProblem(error));
+  }, [read, show]);
+
+  const showLatest = () => {
+    setConflict(null);
+    setProblem(null);
+    setFresh((count) => count + 1);
+    read().then(show, (error: ApiProblem) => setLoadProblem(error));
+  };
 
   // Changed elsewhere: shown at once unless this form holds unsaved edits, which are never overwritten.
-  const [changedElsewhere, setChangedElsewhere] = useState(false);
   const dirty =
     flag !== null &&
     (name !== flag.name ||
       description !== (flag.description ?? '') ||
       runtime !== flag.runtime ||
       JSON.stringify(value.value) !== JSON.stringify(flag.value));
+  const dirtyNow = useRef(dirty);
+  dirtyNow.current = dirty;
   useOrganizationEvents((event) => {
     if (event.type !== 'flags' || !event.flagIds.includes(id)) return;
-    ok(api.GET('/v1/flags/{flagId}', { params: { path: { flagId: id } } })).then(
-      (next) => {
-        if (dirty) setChangedElsewhere(true);
-        else show(next);
-      },
-      (error: ApiProblem) => setLoadProblem(error),
-    );
+    void (async () => {
+      // A write of this page in flight: its answer says which version it made, before the event is judged.
+      await writing.current?.catch(() => undefined);
+      let latest: Versioned<Flag>;
+      try {
+        latest = await read();
+      } catch (error) {
+        setLoadProblem(error as ApiProblem);
+        return;
+      }
+      if (versionOf(latest.etag) <= known.current) return;
+      if (dirtyNow.current) setConflict((now) => now ?? 'changed');
+      else show(latest);
+    })();
   });
 
   if (loadProblem) {
@@ -71,14 +101,31 @@ export function FlagDetail({ id }: { id: string }) {
       </Layout>
     );
   }
-  if (!flag) return <Layout title="Flag">{null}</Layout>;
+  if (!flag || !current) return <Layout title="Flag">{null}</Layout>;
+
+  const write: FlagWrite = async (send) => {
+    const attempt = send(current.etag);
+    writing.current = attempt;
+    try {
+      const answer = await attempt;
+      show(answer);
+      return answer.data;
+    } catch (error) {
+      if ((error as ApiProblem).code === 'FLAG_CHANGED') setConflict('refused');
+      throw error;
+    } finally {
+      if (writing.current === attempt) writing.current = null;
+    }
+  };
+  const patch = (body: Update) =>
+    write((etag) => okVersioned(api.PATCH('/v1/flags/{flagId}', { params: { path: { flagId: flag.id }, header: { 'If-Match': etag } }, body })));
 
   const editable = session.canWrite && !flag.locked;
   const change = async (body: Update) => {
     setProblem(null);
     setSaved(false);
     try {
-      show(await ok(api.PATCH('/v1/flags/{flagId}', { params: { path: { flagId: flag.id } }, body })));
+      await patch(body);
       setSaved(true);
     } catch (error) {
       setProblem(error as ApiProblem);
@@ -102,31 +149,28 @@ export function FlagDetail({ id }: { id: string }) {
   const remove = async () => {
     setConfirmDelete(false);
     try {
-      await ok(api.DELETE('/v1/flags/{flagId}', { params: { path: { flagId: flag.id } } }));
+      await ok(api.DELETE('/v1/flags/{flagId}', { params: { path: { flagId: flag.id }, header: { 'If-Match': current.etag } } }));
       navigate('/flags');
     } catch (error) {
+      if ((error as ApiProblem).code === 'FLAG_CHANGED') setConflict('refused');
       setProblem(error as ApiProblem);
     }
   };
 
   const fieldError = (field: string) => (problem?.field() === field ? problem.message : undefined);
-  const known = ['name', 'description', 'value', 'type', 'runtime'];
+  const fields = ['name', 'description', 'value', 'type', 'runtime'];
   return (
     <Layout title={flag.key}>
       <p className="meta">
         {flag.type} flag · {flag.archived ? 'archived: not served to game servers' : 'served to game servers'}
         {flag.rules && flag.rules.length > 0 ? ` · ${flag.rules.length} targeting rules` : ''}
       </p>
-      {changedElsewhere && (
-        <p className="notice warning" role="status">
-          This flag was changed elsewhere while you were editing it.{' '}
-          <button
-            type="button"
-            onClick={() => {
-              setChangedElsewhere(false);
-              ok(api.GET('/v1/flags/{flagId}', { params: { path: { flagId: id } } })).then(show, () => undefined);
-            }}
-          >
+      {conflict && (
+        <p className="notice warning" role={conflict === 'refused' ? 'alert' : 'status'}>
+          {conflict === 'refused'
+            ? 'Not saved: someone else changed this flag after you opened it, and saving would have overwritten their change.'
+            : 'This flag was changed elsewhere while you were editing it.'}{' '}
+          <button type="button" onClick={showLatest}>
             Show the latest (discard my edits)
           </button>
         </p>
@@ -166,7 +210,7 @@ export function FlagDetail({ id }: { id: string }) {
             </select>
           )}
         </Field>
-        <FormError message={problem && !known.includes(problem.field() ?? '') ? problem.explain() : null} />
+        <FormError message={problem && problem.code !== 'FLAG_CHANGED' && !fields.includes(problem.field() ?? '') ? problem.explain() : null} />
         {saved && (
           <p className="saved" role="status">
             Saved.
@@ -186,12 +230,15 @@ export function FlagDetail({ id }: { id: string }) {
           </div>
         )}
       </form>
-      <RulesEditor key={`rules-${flag.id}`} flag={flag} editable={editable && !flag.archived} onSaved={show} />
-      <Schedules key={`${flag.id}-${flag.updatedAt}`} flag={flag} canWrite={session.canWrite} />
-      <History
-        flagId={flag.id}
-        onRestored={() => void ok(api.GET('/v1/flags/{flagId}', { params: { path: { flagId: flag.id } } })).then(show, () => undefined)}
+      <RulesEditor
+        key={`rules-${flag.id}-${fresh}`}
+        flag={flag}
+        editable={editable && !flag.archived}
+        save={(rules) => patch({ rules: rules as never })}
+        onShowLatest={showLatest}
       />
+      <Schedules key={`${flag.id}-${flag.updatedAt}`} flag={flag} canWrite={session.canWrite} />
+      <History flag={flag} write={write} onShowLatest={showLatest} />
       <ConfirmDialog
         open={confirmDelete}
         title={`Delete flag ${flag.key}?`}

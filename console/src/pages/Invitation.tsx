@@ -1,16 +1,31 @@
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, useEffect, useState } from 'react';
 import { api, ApiProblem, ok } from '../api/client';
+import type { components } from '../../.generated/api';
 import { Field, FormError } from '../components/Field';
-import { navigate } from '../router';
+import { Link, navigate } from '../router';
 import { useSession, useSignedInCallback } from '../session';
 
-/** {PUBLIC_URL}/console/invitations/<token>: a newcomer chooses a name and password; someone signed in just joins. */
+type InvitationPreview = components['schemas']['InvitationPreviewDto'];
+
+/**
+ * {PUBLIC_URL}/console/invitations/<token>: what the invitation is for (GET /v1/auth/invitations/{token}), then either
+ * the invited person signs in (and accepts with their session) or creates the account with a name and password.
+ * The service never says whether the email has an account, so the page offers both.
+ */
 export function Invitation({ token }: { token: string }) {
   const session = useSession();
   const signedIn = useSignedInCallback();
+  const [invitation, setInvitation] = useState<InvitationPreview | null>(null);
+  const [unreadable, setUnreadable] = useState<ApiProblem | null>(null);
   const [name, setName] = useState('');
   const [password, setPassword] = useState('');
   const [problem, setProblem] = useState<ApiProblem | null>(null);
+
+  useEffect(() => {
+    ok(api.GET('/v1/auth/invitations/{token}', { params: { path: { token } } }), { signInOn401: false }).then(setInvitation, (error) =>
+      setUnreadable(error as ApiProblem),
+    );
+  }, [token]);
 
   const accept = async (event: FormEvent) => {
     event.preventDefault();
@@ -26,15 +41,42 @@ export function Invitation({ token }: { token: string }) {
     }
   };
 
+  const here = `/console/invitations/${encodeURIComponent(token)}`;
+  const signInLink = <Link to={`/sign-in?returnTo=${encodeURIComponent(here)}`}>{invitation ? `sign in as ${invitation.email}` : 'sign in'}</Link>;
+
   return (
     <main id="main" className="sign-in">
       <h1>Join the studio on Flagstore</h1>
+      {unreadable ? (
+        <p role="alert">
+          {unreadable.status === 404
+            ? 'This invitation link is not valid any more (used, withdrawn or expired): ask for a new one.'
+            : unreadable.explain()}
+        </p>
+      ) : (
+        invitation && (
+          <p>
+            {invitation.invitedBy ? `${invitation.invitedBy.name} invited` : 'An admin invited'} {invitation.email} to{' '}
+            <strong>{invitation.organization.name}</strong> as {invitation.role}. The link works until{' '}
+            {new Date(invitation.expiresAt).toLocaleString()}.
+          </p>
+        )
+      )}
       <form onSubmit={accept} noValidate>
         {session ? (
-          <p>You are signed in as {session.user.email}: accepting adds the organization to yours.</p>
+          <p>
+            You are signed in as {session.user.email}: accepting adds the organization to yours
+            {invitation && invitation.email !== session.user.email
+              ? ` (the invitation is for ${invitation.email}: sign out and sign in as them if that is not you)`
+              : ''}
+            .
+          </p>
         ) : (
           <>
-            <p>Choose your name and a password (12 characters or more) to accept the invitation.</p>
+            <p>
+              Already have an account for this email? Then {signInLink}, and accept here. Otherwise, choose your name and a password (12 characters or
+              more) to create it.
+            </p>
             <Field label="Your name" error={problem?.field() === 'name' ? problem.message : undefined}>
               {(props) => <input {...props} autoComplete="name" value={name} onChange={(event) => setName(event.target.value)} />}
             </Field>

@@ -65,6 +65,7 @@ export class SessionAuthenticator {
   private readonly byUser = new Map<string, Set<LiveSession>>();
   private readonly loading = new Map<string, Promise<LiveSession | null>>();
   private readonly misses = new TokenMisses();
+  private readonly listeners: ((change: SessionChange | null) => void)[] = [];
   /** Counts drops: a read that was in flight while something was dropped may hold what was dropped, and is not kept. */
   private drops = 0;
 
@@ -86,8 +87,26 @@ export class SessionAuthenticator {
     return this.byHash.size;
   }
 
-  /** The live session of a cookie's token, or null: unknown, ended, or expired (idle or past its lifetime). */
-  async session(token: string): Promise<LiveSession | null> {
+  /**
+   * Hears what may have ended a session or a membership, from the bus and from the change feed's reads alike (a message
+   * the bus lost included): `{sessionId}`, a session that ended; `{userId}`, a user whose memberships changed or who was
+   * deleted; null, anything at all (a full read). Open streams follow their session by it (session-streams.ts).
+   */
+  onChange(listener: (change: SessionChange | null) => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** The session as this instance holds it now, if it does (nothing dropped it since it was read). */
+  held(sessionId: string): LiveSession | undefined {
+    return this.byId.get(sessionId);
+  }
+
+  /**
+   * The live session of a cookie's token, or null: unknown, ended, or expired (idle or past its lifetime). With
+   * `use: false` (a stream opening: the browser reconnects it by itself) it is not recorded as a use, so a forgotten tab
+   * lets its session go idle.
+   */
+  async session(token: string, { use = true }: { use?: boolean } = {}): Promise<LiveSession | null> {
     if (!isSessionTokenShaped(token)) return null;
     const tokenHash = hashSessionToken(token);
     let session = this.byHash.get(tokenHash) ?? (await this.load(tokenHash, token));
@@ -100,7 +119,7 @@ export class SessionAuthenticator {
       if (session === null) return null;
       if (now - session.lastUsedAt >= this.config.sessions.idleMs) return this.expire(session);
     }
-    if (now - session.recordedAt >= SessionAuthenticator.RECORD_USE_EVERY_MS) this.recordUse(session, now);
+    if (use && now - session.recordedAt >= SessionAuthenticator.RECORD_USE_EVERY_MS) this.recordUse(session, now);
     return session;
   }
 
@@ -207,17 +226,24 @@ export class SessionAuthenticator {
     this.drops += 1;
     const session = this.byId.get(sessionId);
     if (session !== undefined) this.forget(session);
+    this.tell({ sessionId });
   }
 
   private dropUser(userId: string): void {
     this.drops += 1;
     for (const session of [...(this.byUser.get(userId) ?? [])]) this.forget(session);
+    this.tell({ userId });
+  }
+
+  private tell(change: SessionChange | null): void {
+    for (const listener of this.listeners) listener(change);
   }
 
   private applyRead(changes: SessionChange[], read: FeedRead): void {
     if (read.full) {
       this.drops += 1;
       for (const session of [...this.byHash.values()]) this.forget(session);
+      this.tell(null);
       return;
     }
     for (const change of changes) {

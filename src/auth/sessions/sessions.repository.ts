@@ -19,6 +19,14 @@ export type SessionChange = { sessionId: string } | { userId: string };
 
 const MS = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
 
+/** Live sessions (not ended, their user not deleted) with their user's current memberships; the caller adds which. */
+const LIVE_SESSIONS = `SELECT s.id AS "sessionId", s.user_id AS "userId", ${MS('s.created_at')} AS "createdAt", ${MS('s.last_used_at')} AS "lastUsedAt",
+     ${MS('s.expires_at')} AS "expiresAt",
+     coalesce((SELECT json_object_agg(m.organization_id, m.role) FROM memberships m
+               WHERE m.user_id = s.user_id AND m.left_at IS NULL), '{}'::json) AS roles
+   FROM sessions s JOIN users u ON u.id = s.user_id
+   WHERE s.ended_at IS NULL AND u.deleted_at IS NULL`;
+
 /**
  * The `sessions` rows (identity's own), and the one read of a session that authentication makes on a cache miss:
  * the session with its user's current memberships (rows of people's tables, read here and never written).
@@ -49,15 +57,12 @@ export class SessionsRepository {
 
   /** The live session of a token's hash (not ended, its user not deleted), or null. */
   findLive(db: Db, tokenHash: string): Promise<SessionRecord | null> {
-    return db.row<SessionRecord>(
-      `SELECT s.id AS "sessionId", s.user_id AS "userId", ${MS('s.created_at')} AS "createdAt", ${MS('s.last_used_at')} AS "lastUsedAt",
-         ${MS('s.expires_at')} AS "expiresAt",
-         coalesce((SELECT json_object_agg(m.organization_id, m.role) FROM memberships m
-                   WHERE m.user_id = s.user_id AND m.left_at IS NULL), '{}'::json) AS roles
-       FROM sessions s JOIN users u ON u.id = s.user_id
-       WHERE s.token_hash = $1 AND s.ended_at IS NULL AND u.deleted_at IS NULL`,
-      [tokenHash],
-    );
+    return db.row<SessionRecord>(`${LIVE_SESSIONS} AND s.token_hash = $1`, [tokenHash]);
+  }
+
+  /** The sessions of these ids that are still live (the others ended, or their user was deleted). */
+  findLiveByIds(db: Db, sessionIds: readonly string[]): Promise<SessionRecord[]> {
+    return db.rows<SessionRecord>(`${LIVE_SESSIONS} AND s.id = ANY($1::uuid[])`, [sessionIds]);
   }
 
   /** Records a use (never moving it back); deliberately leaves changed_xid alone: a use changes nothing a cache holds. */

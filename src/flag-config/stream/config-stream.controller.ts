@@ -76,7 +76,8 @@ export class ConfigStreamController {
       're-read GET /v1/flags/config (or OFREP bulk) with If-None-Match. A reconnect whose Last-Event-ID is the current ETag gets no ' +
       'immediate event. A comment every 15 s; the stream ends after 10 minutes with a retry: hint. At most 20 open streams per key ' +
       'across the deployment. Opening one counts against CONFIG_RATE_LIMIT_PER_MINUTE. Browsers pass the ?token= of an OFREP bulk answer ' +
-      'instead of the Authorization header. FLAGS_READ.',
+      'instead of the Authorization header. A stream opened with a session ends when the session ends (logout, password change, ' +
+      'idle or past its lifetime: an open stream is not a use of the session) or the person leaves the organization. FLAGS_READ.',
   })
   @ApiQuery({ name: 'token', required: false, description: "A signed stream token (OFREP bulk answer's eventStreams); never log it" })
   @ApiQuery({
@@ -112,7 +113,7 @@ export class ConfigStreamController {
     const principal =
       typeof token === 'string' || Array.isArray(token)
         ? await this.fromToken(request, token)
-        : await this.requests.principal(request, { organizationFromQuery: true });
+        : await this.requests.principal(request, { stream: true });
     (request as AuthenticatedRequest).principal = principal; // for the request's log line
     const refusal = permissionRefusal(principal, CONFIG_POLL_PERMISSION);
     if (refusal) throw refusal;

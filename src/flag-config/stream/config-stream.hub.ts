@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { CLOCK, Clock, ClockTimer } from '../../common/clock';
 import { ApiKeyAuthenticator } from '../../auth/api-key-authenticator';
+import { SessionStreams } from '../../auth/sessions/session-streams';
 import { FlagConfigMetrics } from '../flag-config.metrics';
 import { Principal } from '../../auth/principal';
 import { ConfigPayload } from '../config-payload';
@@ -28,7 +29,8 @@ export type { StreamSlot } from './slot-reservations';
  * stalls the polls. One timer of the app's clock serves every stream (stream-heartbeats.ts): the heartbeats
  * (each stream's own, 15 s after its last write, so they spread out), and the end of streams past their
  * lifetime. The per-key cap is slot-reservations.ts; the text written, sse-frames.ts. A revoked key's streams
- * end at once.
+ * end at once; a stream opened with a session ends with it, or when its person leaves the organization
+ * (SessionStreams, which the organization event stream shares).
  */
 @Injectable()
 export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplicationShutdown {
@@ -44,6 +46,7 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
     slots: StreamSlots,
     authenticator: ApiKeyAuthenticator,
     @Inject(CLOCK) private readonly clock: Clock,
+    private readonly sessions: SessionStreams,
     @Optional() private readonly metrics?: FlagConfigMetrics,
   ) {
     this.reservations = new SlotReservations(slots, this.logger, (keyId) => this.streams.countOfKey(keyId), clock.now());
@@ -96,6 +99,7 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
     this.add(stream);
     // Counted among the key's open streams from now on, and by its row until it ends.
     slot.keep();
+    if (principal.type === 'session') stream.unwatch = this.sessions.watch(principal, () => this.end(stream));
     response.once('close', () => this.remove(stream));
     if (stream.etag !== payload.etag) this.write(stream, eventFrame(payload), payload.etag);
   }
@@ -172,6 +176,7 @@ export class ConfigStreamHub implements BeforeApplicationShutdown, OnApplication
     const { removed, lastOfOrganization } = this.streams.remove(stream);
     if (lastOfOrganization) this.fanOuts.forget(stream.organizationId);
     if (removed) {
+      stream.unwatch?.();
       this.metrics?.streamConnections.dec();
       // At shutdown one statement gives back every slot of this instance.
       if (stream.slotId !== undefined && !this.closing) this.reservations.free(stream.keyId, stream.slotId);

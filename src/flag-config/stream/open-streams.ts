@@ -11,6 +11,8 @@ export interface OpenStream {
   etag: string | null;
   /** Its row in StreamSlots; undefined when it was opened while the database was away (counted here only). */
   slotId: string | undefined;
+  /** Opened with a session: stops following it (SessionStreams.watch). */
+  unwatch?: () => void;
 }
 
 /** What the index reads of a stream. */

@@ -81,6 +81,16 @@ export class FlagSnapshotDto {
   @ApiProperty(rulesProperty('Targeting rules; absent when the flag had none')) rules?: FlagRule[];
 }
 
+/** Why a change was made (decisions.md, "Audit entries say why"): one of these, for the changes that have a reason to give. */
+export class FlagAuditContextDto {
+  @ApiProperty({ required: false, format: 'uuid', description: 'A restore: the audit entry whose `after` state the flag went back to' })
+  restoredFrom?: string;
+  @ApiProperty({ required: false, format: 'uuid', description: 'A scheduled change: the schedule that applied it' })
+  scheduleId?: string;
+  @ApiProperty({ required: false, enum: [true], description: 'A change made by an import (POST /v1/flags/import)' })
+  import?: true;
+}
+
 /**
  * "A snapshot, or null". Under OpenAPI 3.0.3, `nullable: true` adds null only to a `type` in its own schema object,
  * never to a `$ref` or an `allOf`, so a strict validator would refuse every null given `nullable` beside the
@@ -106,6 +116,12 @@ export class FeatureFlagAuditEntryDto {
   before: FlagSnapshot | null;
   @ApiProperty(snapshotOrNull('Null for deletions'))
   after: FlagSnapshot | null;
+  @ApiProperty({
+    required: false,
+    type: FlagAuditContextDto,
+    description: 'Why the change was made, for a restore, a scheduled change or an import; absent for an ordinary edit',
+  })
+  context?: FlagAuditContextDto;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
 
   /** The log stores what it was given: for flag entries, a FlagAction and FlagSnapshots. */
@@ -119,6 +135,7 @@ export class FeatureFlagAuditEntryDto {
       action: entry.action as FlagAction,
       before: entry.before ? snapshotOf(entry.before as FlagSnapshot) : null,
       after: entry.after ? snapshotOf(entry.after as FlagSnapshot) : null,
+      ...(entry.context ? { context: entry.context as FlagAuditContextDto } : {}),
       createdAt: entry.createdAt.toISOString(),
     };
   }

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiPropertyOptions } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsOptional, IsString, Length, Matches, ValidateIf } from 'class-validator';
+import { IsArray, IsBoolean, IsIn, IsOptional, IsString, Length, Matches, ValidateIf } from 'class-validator';
+import { BoundedList } from '../../common/bounded-list';
 import { CharLength, KeepJsonAsSent } from '../../common/validation';
 import { FLAG_KEY_PATTERN, FLAG_RUNTIMES, FLAG_TYPES, FlagRuntime, FlagSnapshot, FlagType } from '../flag.model';
 import { IsFlagValue } from './flag-value.validators';
@@ -72,13 +73,18 @@ export class ImportFlagsDto {
   // Each entry is validated by the import itself (ExportedFlagDto's rules), naming the flag; values stay exactly as sent.
   @KeepJsonAsSent()
   @IsArray()
-  @ArrayMaxSize(MAX_TRANSFERRED_FLAGS)
+  @BoundedList(MAX_TRANSFERRED_FLAGS)
   flags: unknown[];
 
-  @ApiPropertyOptional({ type: [String], description: 'Only these keys of the document (each must be in it); all of them when absent' })
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: MAX_TRANSFERRED_FLAGS,
+    uniqueItems: true,
+    description: 'Only these keys of the document (each must be in it, each once); all of them when absent',
+  })
   @IsOptional()
   @IsArray()
-  @ArrayUnique()
+  @BoundedList(MAX_TRANSFERRED_FLAGS, { unique: true })
   @IsString({ each: true, message: 'keys must be flag keys' })
   keys?: string[];
 

@@ -29,7 +29,7 @@ export interface ScheduleOutcome {
  * apply on the first tick after start, in order.
  *
  * A schedule is applied as PATCH applies a body (FlagsService.update: the lock and archive rules, the label),
- * audited as `system`, in one transaction with its own state; the config caches hear of it after the commit.
+ * audited as `system` with the schedule's id as its context, in one transaction with its own state; the config caches hear of it after the commit.
  * When the rules refuse it (locked, value change of an archived flag, flag deleted) it fails with the reason,
  * and nothing else changes.
  */
@@ -128,7 +128,9 @@ export class FlagScheduler implements OnApplicationBootstrap, OnApplicationShutd
       const schedule = await this.schedules.claimDue(tx, now);
       if (!schedule) return null;
       try {
-        const write = await this.writer.record(tx, SYSTEM, (tx) => this.flags.update(tx, schedule.organizationId, schedule.flagId, schedule.change));
+        const write = await this.writer.record(tx, SYSTEM, async (tx) =>
+          (await this.flags.update(tx, schedule.organizationId, schedule.flagId, schedule.change)).because({ scheduleId: schedule.id }),
+        );
         await this.schedules.settle(tx, schedule.id, { state: 'applied' }, now);
         return { outcome: { schedule, state: 'applied' as const }, write };
       } catch (error) {

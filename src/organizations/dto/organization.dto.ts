@@ -1,31 +1,18 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform, Type } from 'class-transformer';
-import {
-  ArrayMinSize,
-  ArrayUnique,
-  IsArray,
-  IsEmail,
-  IsEnum,
-  IsInt,
-  IsObject,
-  IsOptional,
-  IsString,
-  Max,
-  MaxLength,
-  Min,
-  ValidateNested,
-} from 'class-validator';
+import { Type } from 'class-transformer';
+import { ArrayMinSize, IsArray, IsEnum, IsInt, IsObject, IsOptional, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
 import { PageQueryDto, pageFields } from '../../common/dto/pagination';
-import { CharLength, trimmedString } from '../../common/validation';
+import { CharLength } from '../../common/validation';
 import { ApiKey } from '../../auth/api-key';
 import { ApiKeyRecord, Organization, Subscription, SubscriptionStatus } from '../organization.model';
-import { Permission } from '../../auth/permission';
+import { ALL_PERMISSIONS, Permission } from '../../auth/permission';
+import { BoundedList } from '../../common/bounded-list';
+import { EMAIL_SPELLING, NormalEmail } from '../../people/email-address';
 
 /** An organization's first admin, created with it (POST /v1/admin/organizations). */
 export class FirstAdminDto {
-  @ApiProperty({ format: 'email', maxLength: 254, example: 'maya@acme.example' })
-  @Transform(trimmedString)
-  @IsEmail({}, { message: 'admin.email must be an email address' })
+  @ApiProperty({ format: 'idn-email', maxLength: 254, example: 'maya@acme.example', description: EMAIL_SPELLING })
+  @NormalEmail('admin.email')
   @MaxLength(254)
   email: string;
 
@@ -76,10 +63,18 @@ export class CreateApiKeyDto {
   @CharLength(1, 100)
   name: string;
 
-  @ApiProperty({ enum: Permission, isArray: true, example: [Permission.FLAGS_READ] })
+  @ApiProperty({
+    enum: Permission,
+    isArray: true,
+    minItems: 1,
+    maxItems: ALL_PERMISSIONS.length,
+    uniqueItems: true,
+    description: 'What the key may do, each permission once',
+    example: [Permission.FLAGS_READ],
+  })
   @IsArray()
   @ArrayMinSize(1)
-  @ArrayUnique()
+  @BoundedList(ALL_PERMISSIONS.length, { unique: true })
   @IsEnum(Permission, { each: true, message: `permissions must each be one of ${Object.values(Permission).join(', ')}` })
   permissions: Permission[];
 }
@@ -110,7 +105,7 @@ export class OrganizationDto {
 /** The first admin of an organization created with one. */
 export class FirstAdminUserDto {
   @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty({ format: 'email' }) email: string;
+  @ApiProperty({ format: 'idn-email' }) email: string;
   @ApiProperty() name: string;
 }
 

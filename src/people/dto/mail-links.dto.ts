@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
-import { IsEmail, IsString, MaxLength } from 'class-validator';
-import { CharLength, trimmedString } from '../../common/validation';
+import { IsString, MaxLength } from 'class-validator';
+import { CharLength } from '../../common/validation';
+import { EMAIL_SPELLING, NormalEmail } from '../email-address';
 
 /** Where the mail that carried an invitation's link stands (the outbox row's state). */
 export class InvitationDeliveryDto {
@@ -17,9 +17,8 @@ export class InvitationDeliveryDto {
 }
 
 export class PasswordResetRequestDto {
-  @ApiProperty({ format: 'email', maxLength: 254, example: 'maya@acme.example' })
-  @Transform(trimmedString)
-  @IsEmail({}, { message: 'email must be an email address' })
+  @ApiProperty({ format: 'idn-email', maxLength: 254, example: 'maya@acme.example', description: EMAIL_SPELLING })
+  @NormalEmail('email')
   @MaxLength(254)
   email: string;
 }

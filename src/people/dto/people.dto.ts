@@ -1,24 +1,22 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
-import { IsEmail, IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
 import { PageQueryDto, pageFields } from '../../common/dto/pagination';
-import { CharLength, trimmedString } from '../../common/validation';
+import { CharLength } from '../../common/validation';
 import { Role, ROLES } from '../../auth/roles';
+import { EMAIL_SPELLING, NormalEmail } from '../email-address';
 import { Membership, User } from '../people.model';
 import { InvitationDeliveryDto } from './mail-links.dto';
 
 /** Passwords: 12 to 256 characters (README, "People and sessions"). */
 const PASSWORD = { minLength: 12, maxLength: 256, format: 'password' } as const;
-const EMAIL_MESSAGE = 'email must be an email address';
 const ROLE_MESSAGE = `role must be one of ${ROLES.join(', ')}`;
 const EMAIL_VERIFIED =
   'Whether the email is proven: the operator made the user (admin API, CLI) or single sign-on vouched for it. A user made through an ' +
   'invitation link is not (whoever held the link chose the password): single sign-on with that email takes the account over';
 
 export class CreateUserDto {
-  @ApiProperty({ format: 'email', maxLength: 254, example: 'maya@acme.example', description: 'Unique among users, compared ignoring case' })
-  @Transform(trimmedString)
-  @IsEmail({}, { message: EMAIL_MESSAGE })
+  @ApiProperty({ format: 'idn-email', maxLength: 254, example: 'maya@acme.example', description: `Unique among users. ${EMAIL_SPELLING}` })
+  @NormalEmail('email')
   @MaxLength(254)
   email: string;
 
@@ -36,7 +34,7 @@ export class CreateUserDto {
 
 export class UserDto {
   @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty({ format: 'email' }) email: string;
+  @ApiProperty({ format: 'idn-email' }) email: string;
   @ApiProperty() name: string;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ description: EMAIL_VERIFIED }) emailVerified: boolean;
@@ -48,8 +46,7 @@ export class UserDto {
 
 /** The CLI's verify-user. */
 export class VerifyUserDto {
-  @Transform(trimmedString)
-  @IsEmail({}, { message: EMAIL_MESSAGE })
+  @NormalEmail('email')
   @MaxLength(254)
   email: string;
 }
@@ -87,7 +84,7 @@ export class UpdateMemberDto {
 
 export class MemberDto {
   @ApiProperty({ format: 'uuid' }) userId: string;
-  @ApiProperty({ format: 'email' }) email: string;
+  @ApiProperty({ format: 'idn-email' }) email: string;
   @ApiProperty() name: string;
   @ApiProperty({ enum: ROLES }) role: Role;
   @ApiProperty({ format: 'date-time', description: 'When they joined' }) createdAt: string;
@@ -117,8 +114,8 @@ export class MembersQueryDto {
 }
 
 export class LoginDto {
-  @ApiProperty({ format: 'email', example: 'maya@acme.example' })
-  @IsString({ message: EMAIL_MESSAGE })
+  @ApiProperty({ format: 'idn-email', maxLength: 254, example: 'maya@acme.example', description: EMAIL_SPELLING })
+  @NormalEmail('email')
   @MaxLength(254)
   email: string;
 
@@ -143,7 +140,7 @@ export class ChangePasswordDto {
 
 export class SessionUserDto {
   @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty({ format: 'email' }) email: string;
+  @ApiProperty({ format: 'idn-email' }) email: string;
   @ApiProperty() name: string;
   @ApiProperty({ description: EMAIL_VERIFIED }) emailVerified: boolean;
 
@@ -167,9 +164,8 @@ export class SessionDto {
 }
 
 export class CreateInvitationDto {
-  @ApiProperty({ format: 'email', maxLength: 254, example: 'sam@acme.example' })
-  @Transform(trimmedString)
-  @IsEmail({}, { message: EMAIL_MESSAGE })
+  @ApiProperty({ format: 'idn-email', maxLength: 254, example: 'sam@acme.example', description: EMAIL_SPELLING })
+  @NormalEmail('email')
   @MaxLength(254)
   email: string;
 
@@ -180,7 +176,7 @@ export class CreateInvitationDto {
 
 export class InvitationDto {
   @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty({ format: 'email' }) email: string;
+  @ApiProperty({ format: 'idn-email' }) email: string;
   @ApiProperty({ enum: ROLES }) role: Role;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ format: 'date-time' }) expiresAt: string;
@@ -198,14 +194,33 @@ export class CreatedInvitationDto extends InvitationDto {
   url?: string;
 }
 
+export class InvitationOrganizationDto {
+  @ApiProperty({ example: 'Acme Games' }) name: string;
+}
+
+export class InvitationInviterDto {
+  @ApiProperty({ example: 'Maya Lin' }) name: string;
+}
+
+/** GET /auth/invitations/{token}: what the invitation's page shows; never whether the email has an account. */
+export class InvitationPreviewDto {
+  @ApiProperty({ type: InvitationOrganizationDto, description: 'The organization the invitation is to' })
+  organization: InvitationOrganizationDto;
+  @ApiProperty({ enum: ROLES }) role: Role;
+  @ApiProperty({ type: InvitationInviterDto, nullable: true, description: 'The admin who invited (null when no longer known)' })
+  invitedBy: InvitationInviterDto | null;
+  @ApiProperty({ format: 'idn-email', description: 'The invited email, in its one spelling' }) email: string;
+  @ApiProperty({ format: 'date-time' }) expiresAt: string;
+}
+
 export class AcceptInvitationDto {
-  @ApiPropertyOptional({ minLength: 1, maxLength: 100, description: 'Required when no user has the invited email yet' })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 100, description: 'With password: creates the account of the invited email (when it has none)' })
   @IsOptional()
   @IsString()
   @CharLength(1, 100)
   name?: string;
 
-  @ApiPropertyOptional({ ...PASSWORD, description: 'Required when no user has the invited email yet' })
+  @ApiPropertyOptional({ ...PASSWORD, description: 'With name: the new account’s password' })
   @IsOptional()
   @IsString()
   @CharLength(12, 256)

@@ -60,3 +60,11 @@ export const ORGANIZATION_API_KEYS_EXAMPLE = [
     revokedAt: '2026-11-01T08:00:00.000Z',
   },
 ];
+
+export const INVITATION_PREVIEW_EXAMPLE = {
+  organization: { name: 'Acme Games' },
+  role: 'editor',
+  invitedBy: { name: MAYA.name },
+  email: 'sam@acme.example',
+  expiresAt: '2026-11-27T09:30:00.000Z',
+};

@@ -1,0 +1,86 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { DataSource, MigrationInterface } from 'typeorm';
+import { dataSourceOptions } from '../../src/database/data-source-options';
+import { withClient } from '../../src/database/database-roles';
+import { databaseUrlFor } from '../support/database-url';
+import { TEST_OWNER_ROLE } from '../support/test-database';
+
+const MIGRATIONS_DIR = join(__dirname, '..', '..', 'migrations');
+const THIS_MIGRATION = 1796400000000;
+
+/** The migration classes in `migrations/`, oldest first, those before `before` (a timestamp) or all. */
+function migrationsBefore(before = Infinity): (new () => MigrationInterface)[] {
+  return readdirSync(MIGRATIONS_DIR)
+    .filter((file) => /^\d+-.+\.ts$/.test(file) && Number(file.split('-')[0]) < before)
+    .sort()
+    .flatMap((file) => Object.values(require(join(MIGRATIONS_DIR, file)) as Record<string, new () => MigrationInterface>));
+}
+
+async function migrate(url: string, migrations: (new () => MigrationInterface)[]): Promise<void> {
+  const dataSource = new DataSource({ ...dataSourceOptions(url), migrations, extra: { max: 1 } });
+  await dataSource.initialize();
+  try {
+    await dataSource.runMigrations({ transaction: 'each' });
+  } finally {
+    await dataSource.destroy();
+  }
+}
+
+/**
+ * FlagVersionAndAuditContext (decisions.md, "A flag's version", "Audit entries say why") on a database that already
+ * holds flags and audit entries: each flag starts at version 1, each entry has no context, and the rows are untouched.
+ */
+describe('the flag version and audit context migration', () => {
+  const name = `flagstore_migration_${randomBytes(6).toString('hex')}`;
+  const adminUrl = () => process.env.TEST_PG_ADMIN_URL!;
+  const ownerUrl = () => databaseUrlFor(process.env.TEST_PG_OWNER_URL!, name);
+
+  beforeAll(async () => {
+    await withClient(adminUrl(), (client) => client.query(`CREATE DATABASE "${name}" OWNER "${TEST_OWNER_ROLE}"`));
+  });
+  afterAll(async () => {
+    await withClient(adminUrl(), (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+  });
+
+  it('gives existing flags version 1 and existing entries no context, then counts writes from there', async () => {
+    await migrate(ownerUrl(), migrationsBefore(THIS_MIGRATION));
+    const db = new Client({ connectionString: ownerUrl() });
+    await db.connect();
+    try {
+      const [{ id: organizationId }] = (await db.query(`INSERT INTO organizations (name, storage_allocation) VALUES ('Acme', 0) RETURNING id`)).rows;
+      const [{ id: flagId, updated_at: updatedAt }] = (
+        await db.query(
+          `INSERT INTO flags (organization_id, key, name, type, value) VALUES ($1, 'motd', 'Motd', 'string', '"Hi"') RETURNING id, updated_at`,
+          [organizationId],
+        )
+      ).rows;
+      await db.query(
+        `INSERT INTO flag_audit_entries (organization_id, flag_id, flag_key, actor_type, actor_id, action, before, after)
+         VALUES ($1, $2, 'motd', 'system', NULL, 'flag.create', NULL, '{"value":"Hi"}')`,
+        [organizationId, flagId],
+      );
+
+      await migrate(ownerUrl(), migrationsBefore());
+
+      const flag = (await db.query('SELECT key, value, version, updated_at FROM flags WHERE id = $1', [flagId])).rows[0];
+      expect(flag).toEqual({ key: 'motd', value: 'Hi', version: 1, updated_at: updatedAt });
+      const entries = (await db.query('SELECT action, after, context FROM flag_audit_entries WHERE flag_id = $1', [flagId])).rows;
+      expect(entries).toEqual([{ action: 'flag.create', after: { value: 'Hi' }, context: null }]);
+      // The log stays append-only, and a context must be an object.
+      await expect(db.query(`UPDATE flag_audit_entries SET context = '{"import":true}'`)).rejects.toThrow(/append-only/);
+      await expect(
+        db.query(
+          `INSERT INTO flag_audit_entries (organization_id, flag_id, flag_key, actor_type, action, after, context)
+           VALUES ($1, $2, 'motd', 'system', 'flag.update', '{}', '[1]')`,
+          [organizationId, flagId],
+        ),
+      ).rejects.toThrow(/flag_audit_entries_context_object/);
+      await expect(db.query('UPDATE flags SET version = 0 WHERE id = $1', [flagId])).rejects.toThrow(/flags_version_positive/);
+    } finally {
+      await db.end();
+    }
+  });
+});

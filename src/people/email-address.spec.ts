@@ -23,13 +23,13 @@ describe('normalEmail: one spelling per email', () => {
     expect(normalEmail(normal)).toBe(normal);
   });
 
-  it.each(['no-at-sign', '@a.example', 'alice@', 'alice@xn--a.example', 'alice@ex ample', 'alice@[1.2.3.4]'])('%j has none', (raw) => {
+  it.each(['no-at-sign', '@a.example', 'alice@', 'alice@\u0378.example', 'alice@ex ample', 'alice@[1.2.3.4]'])('%j has none', (raw) => {
     expect(normalEmail(raw)).toBeNull();
   });
 
   it('normaliseEmail names the field when the domain cannot be converted', () => {
-    expect(() => normaliseEmail('alice@xn--a.example', 'admin.email')).toThrow(EmailAddressError);
-    expect(() => normaliseEmail('alice@xn--a.example', 'admin.email')).toThrow(
+    expect(() => normaliseEmail('alice@\u0378.example', 'admin.email')).toThrow(EmailAddressError);
+    expect(() => normaliseEmail('alice@\u0378.example', 'admin.email')).toThrow(
       'admin.email must be an email address: its domain cannot be converted to ASCII (IDNA)',
     );
     expect(() => normaliseEmail('nope')).toThrow('email must be an email address');
@@ -51,7 +51,9 @@ describe('normalEmail: one spelling per email', () => {
     });
 
     it('refuses what is not an email, naming the field and why', () => {
-      expect(check('alice@xn--a.example').messages).toEqual(['admin.email must be an email address: its domain cannot be converted to ASCII (IDNA)']);
+      expect(check('alice@\u0378.example').messages).toEqual([
+        'admin.email must be an email address: its domain cannot be converted to ASCII (IDNA)',
+      ]);
       expect(check('alice').messages).toEqual(['admin.email must be an email address']);
       expect(check('a b@c.example').messages).toEqual(['admin.email must be an email address']);
       expect(check(42).messages).toEqual(['admin.email must be an email address']);

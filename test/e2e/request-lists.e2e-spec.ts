@@ -42,9 +42,10 @@ describe('lists in request bodies', () => {
     expectApiError(imported, 400, 'VALIDATION_ERROR', new RegExp(`^keys must hold at most ${MAX_TRANSFERRED_FLAGS} items \\(got 60000\\)$`));
     expect(health.status).toBe(200);
     console.info(`60,000 import keys: the event loop stood still for at most ${stallMs.toFixed(0)} ms`);
-    // Comparing every pair stood it still for about 2,000 ms (more on a busy machine); parsing the body and refusing
-    // the list on its length take a few tens.
-    expect(stallMs).toBeLessThan(300);
+    // Comparing every pair stood it still for about 2,000 ms on an idle machine (more on a busy one); parsing the body
+    // and refusing the list on its length take a few tens idle, and up to 400 ms were seen on CI's busy two cores.
+    // The bound tells the two apart; that no item is read past the cap is counted in src/common/bounded-list.spec.ts.
+    expect(stallMs).toBeLessThan(1_000);
   });
 
   it('names a duplicate import key, also at the end of the longest list allowed', async () => {

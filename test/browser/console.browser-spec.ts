@@ -648,6 +648,9 @@ describe('the console in Chromium', () => {
     const used = await ConsolePage.open(browser, t.config.urls.publicUrl, { path: new URL(link).pathname });
     opened.push(used);
     await used.page.getByRole('alert').filter({ hasText: 'This invitation link is not valid any more' }).waitFor();
+    // ...and offers no form that could only fail.
+    expect(await used.page.getByRole('button', { name: 'Accept the invitation' }).count()).toBe(0);
+    expect(await used.page.getByLabel('Choose a password').count()).toBe(0);
 
     // The admin sees Sam, makes them an editor, then removes them.
     await p.reload();

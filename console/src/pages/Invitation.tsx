@@ -41,6 +41,8 @@ export function Invitation({ token }: { token: string }) {
     }
   };
 
+  // A link that is used, withdrawn or expired offers nothing to fill in: only the way to ask for a new one.
+  const spent = unreadable?.status === 404;
   const here = `/console/invitations/${encodeURIComponent(token)}`;
   const signInLink = <Link to={`/sign-in?returnTo=${encodeURIComponent(here)}`}>{invitation ? `sign in as ${invitation.email}` : 'sign in'}</Link>;
 
@@ -49,9 +51,7 @@ export function Invitation({ token }: { token: string }) {
       <h1>Join the studio on Flagstore</h1>
       {unreadable ? (
         <p role="alert">
-          {unreadable.status === 404
-            ? 'This invitation link is not valid any more (used, withdrawn or expired): ask for a new one.'
-            : unreadable.explain()}
+          {spent ? 'This invitation link is not valid any more (used, withdrawn or expired): ask for a new one.' : unreadable.explain()}
         </p>
       ) : (
         invitation && (
@@ -62,42 +62,44 @@ export function Invitation({ token }: { token: string }) {
           </p>
         )
       )}
-      <form onSubmit={accept} noValidate>
-        {session ? (
-          <p>
-            You are signed in as {session.user.email}: accepting adds the organization to yours
-            {invitation && invitation.email !== session.user.email
-              ? ` (the invitation is for ${invitation.email}: sign out and sign in as them if that is not you)`
-              : ''}
-            .
-          </p>
-        ) : (
-          <>
+      {!spent && (
+        <form onSubmit={accept} noValidate>
+          {session ? (
             <p>
-              Already have an account for this email? Then {signInLink}, and accept here. Otherwise, choose your name and a password (12 characters or
-              more) to create it.
+              You are signed in as {session.user.email}: accepting adds the organization to yours
+              {invitation && invitation.email !== session.user.email
+                ? ` (the invitation is for ${invitation.email}: sign out and sign in as them if that is not you)`
+                : ''}
+              .
             </p>
-            <Field label="Your name" error={problem?.field() === 'name' ? problem.message : undefined}>
-              {(props) => <input {...props} autoComplete="name" value={name} onChange={(event) => setName(event.target.value)} />}
-            </Field>
-            <Field label="Choose a password" error={problem?.field() === 'password' ? problem.message : undefined}>
-              {(props) => (
-                <input
-                  {...props}
-                  type="password"
-                  autoComplete="new-password"
-                  value={password}
-                  onChange={(event) => setPassword(event.target.value)}
-                />
-              )}
-            </Field>
-          </>
-        )}
-        <FormError message={problem && !['name', 'password'].includes(problem.field() ?? '') ? problem.explain() : null} />
-        <button type="submit" className="primary">
-          Accept the invitation
-        </button>
-      </form>
+          ) : (
+            <>
+              <p>
+                Already have an account for this email? Then {signInLink}, and accept here. Otherwise, choose your name and a password (12 characters
+                or more) to create it.
+              </p>
+              <Field label="Your name" error={problem?.field() === 'name' ? problem.message : undefined}>
+                {(props) => <input {...props} autoComplete="name" value={name} onChange={(event) => setName(event.target.value)} />}
+              </Field>
+              <Field label="Choose a password" error={problem?.field() === 'password' ? problem.message : undefined}>
+                {(props) => (
+                  <input
+                    {...props}
+                    type="password"
+                    autoComplete="new-password"
+                    value={password}
+                    onChange={(event) => setPassword(event.target.value)}
+                  />
+                )}
+              </Field>
+            </>
+          )}
+          <FormError message={problem && !['name', 'password'].includes(problem.field() ?? '') ? problem.explain() : null} />
+          <button type="submit" className="primary">
+            Accept the invitation
+          </button>
+        </form>
+      )}
     </main>
   );
 }

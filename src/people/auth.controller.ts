@@ -279,24 +279,24 @@ export class AuthController {
   }
 
   @Post('verify-email/:token')
-  @Public()
+  @SignedIn()
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiOperation({
-    summary: 'Verify an email through a mailed link (mail on)',
+    summary: 'Verify an email through a mailed link (signed in as its account; mail on)',
     description:
-      'The token is the last part of the mailed link; no session is needed (the link proves it). The link then stops working. ' +
-      'Each use takes an attempt from the address’s sign-in budget; a link that works gives it back.',
+      'The token is the last part of the mailed link. Needs the session of the account the link was mailed for, and X-CSRF-Token: ' +
+      'verifying proves that whoever holds the account also reads its mail (a link opened without that session proves only the ' +
+      'second). The link then stops working. Each use takes an attempt from the address’s sign-in budget; a link that works gives it back.',
   })
-  @ApiNoContentResponse({ description: 'The email is verified' })
+  @ApiNoContentResponse({ description: 'The email is verified', headers: NO_STORE })
+  @ApiForbiddenResponse({
+    type: ApiErrorDto,
+    description: 'LINK_NOT_YOURS: the link was mailed for another account (it stays usable by that one); CSRF_TOKEN_INVALID',
+  })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: 'LINK_NOT_FOUND: no verification link has this token; MAIL_OFF: SMTP_URL is not set' })
   @ApiGoneResponse({ type: ApiErrorDto, description: 'LINK_USED: the link was used already, or has expired' })
-  @ApiTooManyRequestsResponse({
-    type: ApiErrorDto,
-    headers: RETRY_AFTER,
-    description: 'RATE_LIMITED: too many bad links or sign-ins from this address',
-  })
-  async verifyEmail(@Req() request: Request, @Param('token') token: string): Promise<void> {
-    await this.emailVerification.verify(request, token);
+  async verifyEmail(@Req() request: Request, @CurrentUser() user: SignedInUser, @Param('token') token: string): Promise<void> {
+    await this.emailVerification.verify(request, user, token);
   }
 
   /** The cookie lasts as long as the session just issued may (SESSION_MAX_HOURS). */

@@ -54,4 +54,9 @@ export class EmailTokensRepository {
   async markUsed(tx: Transaction, tokenHash: string): Promise<void> {
     await tx.rows(`UPDATE email_tokens SET used_at = clock_timestamp() WHERE token_hash = $1`, [tokenHash]);
   }
+
+  /** Spends every link of the user not used yet: after a reset or a takeover, a link mailed before it sets nothing. */
+  async spendAllOf(tx: Transaction, userId: string): Promise<void> {
+    await tx.rows(`UPDATE email_tokens SET used_at = clock_timestamp() WHERE user_id = $1 AND used_at IS NULL`, [userId]);
+  }
 }

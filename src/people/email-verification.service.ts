@@ -65,8 +65,14 @@ export class EmailVerificationService {
     });
   }
 
-  /** Verifies the email the link was mailed to; the link then stops working. */
-  async verify(request: IncomingMessage, token: string): Promise<void> {
+  /**
+   * Verifies the email the link was mailed to, for the signed-in user it was mailed for; the link then stops working.
+   * The session is required: verifying proves that whoever holds the account (its password) also reads its mail.
+   * Opened by the mailbox's owner alone, a link asked for by somebody else holding the account (an invitation link's
+   * holder, issue "Trust") would otherwise verify that account for them, and single sign-on would no longer take it
+   * over; that owner signs in by single sign-on or resets the password instead.
+   */
+  async verify(request: IncomingMessage, signedIn: SignedInUser, token: string): Promise<void> {
     if (!this.mailer.enabled) throw MailLinksErrors.mailOff('your email cannot be verified by mail here');
     // An attempt on the address's sign-in budget, taken before the work; a good link gives it back.
     const attempt = await this.limiter.take(request);
@@ -76,6 +82,8 @@ export class EmailVerificationService {
       const locked = await this.tokens.lock(tx, 'verify-email', tokenHash);
       const problem = redeemableToken(locked, this.clock.now());
       if (problem) throw problem;
+      // Before it is spent: the account it was mailed for can still use it.
+      if (locked!.userId !== signedIn.userId) throw MailLinksErrors.linkNotYours();
       await this.tokens.markUsed(tx, tokenHash);
       const user = await this.users.lock(tx, locked!.userId);
       if (!user || user.email !== locked!.email) throw MailLinksErrors.linkNotFound();

@@ -7,6 +7,7 @@ export enum MailLinksErrorCode {
   LINK_NOT_FOUND = 'LINK_NOT_FOUND',
   LINK_USED = 'LINK_USED',
   EMAIL_ALREADY_VERIFIED = 'EMAIL_ALREADY_VERIFIED',
+  LINK_NOT_YOURS = 'LINK_NOT_YOURS',
 }
 
 export const MailLinksErrors = {
@@ -19,6 +20,12 @@ export const MailLinksErrors = {
       HttpStatus.GONE,
       MailLinksErrorCode.LINK_USED,
       why === 'expired' ? 'This link has expired: ask for a new one' : 'This link was used already: ask for a new one',
+    ),
+  linkNotYours: () =>
+    new DomainError(
+      HttpStatus.FORBIDDEN,
+      MailLinksErrorCode.LINK_NOT_YOURS,
+      'This link verifies another account: sign in as the account it was mailed to, then open it again',
     ),
   emailAlreadyVerified: () => new DomainError(HttpStatus.CONFLICT, MailLinksErrorCode.EMAIL_ALREADY_VERIFIED, 'Your email is verified already'),
 };

@@ -89,6 +89,7 @@ export class PasswordResetService {
       const user = await this.users.lock(tx, locked!.userId);
       if (!user || user.email !== locked!.email) throw MailLinksErrors.linkNotFound();
       await this.users.setPassword(tx, user.id, passwordHash);
+      await this.tokens.spendAllOf(tx, user.id);
       await this.users.markEmailVerified(tx, user.id);
       return { userId: user.id, ended: await this.sessions.endAllOf(tx, user.id) };
     });

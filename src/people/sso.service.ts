@@ -14,6 +14,7 @@ import { OidcError, OidcFailure } from './oidc/oidc-errors';
 import { openPending, sealPending } from './oidc/oidc-pending';
 import { isLocalReturnTo, OidcIdentity, OidcSignIn } from './oidc/oidc-sign-in';
 import { UserIdentitiesRepository } from './user-identities.repository';
+import { EmailTokensRepository } from './email-tokens.repository';
 import { UsersRepository } from './users.repository';
 
 /** OpenID Connect Core 2: `sub` is at most 255 ASCII characters (and user_identities holds no more). */
@@ -72,6 +73,7 @@ export class SsoService {
     private readonly invitations: InvitationsRepository,
     private readonly sessions: SessionAuthenticator,
     private readonly sessionRows: SessionsRepository,
+    private readonly emailTokens: EmailTokensRepository,
     private readonly bus: InvalidationBus,
     @Inject(SIGNING_SECRET) private readonly secret: Buffer,
     @Inject(CLOCK) private readonly clock: Clock,
@@ -170,6 +172,8 @@ export class SsoService {
     let ended: string[] = [];
     if (!user.emailVerified) {
       await this.users.takeOver(tx, user.id);
+      // A reset link mailed before would set a password again.
+      await this.emailTokens.spendAllOf(tx, user.id);
       ended = await this.sessionRows.endAllOf(tx, user.id);
       this.logger.log(`Single sign-on took over the unverified account ${user.id}: password removed, ${ended.length} session(s) ended`);
     }

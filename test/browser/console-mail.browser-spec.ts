@@ -115,6 +115,12 @@ describe('the console with mail on (Chromium, a real SMTP server)', () => {
     const link = linkIn(await mailTo('vic@studio.test'), 'verify-email');
     const page = await open(link.replace(/^https?:\/\/[^/]+/, ''));
     expect(await page.accessibilityViolations()).toEqual([]);
+    // Opened without the account's session, the link verifies nothing: it asks to sign in as the account, then comes back.
+    await page.page.getByRole('link', { name: 'Sign in' }).waitFor();
+    expect(await page.page.getByRole('button', { name: 'Verify my email' }).count()).toBe(0);
+    await page.page.getByRole('link', { name: 'Sign in' }).click();
+    await page.signIn('vic@studio.test', PASSWORD);
+    await page.page.getByText('Signed in as vic@studio.test').waitFor();
     await page.page.getByRole('button', { name: 'Verify my email' }).click();
     await page.page.getByRole('status').getByText('Your email is verified').waitFor();
     expect((await request(t.http).get('/v1/auth/session').set('Cookie', vic.cookie).expect(200)).body.user.emailVerified).toBe(true);

@@ -1,32 +1,14 @@
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { DataSource, MigrationInterface } from 'typeorm';
-import { dataSourceOptions } from '../../src/database/data-source-options';
 import { withClient } from '../../src/database/database-roles';
 import { databaseUrlFor } from '../support/database-url';
+import { MigrationClass, migratedDatabase, migrationClasses } from '../support/migrations';
 import { TEST_OWNER_ROLE } from '../support/test-database';
 
-const MIGRATIONS_DIR = join(__dirname, '..', '..', 'migrations');
 const THIS_MIGRATION = 1796400000000;
 
-/** The migration classes in `migrations/`, oldest first, those before `before` (a timestamp) or all. */
-function migrationsBefore(before = Infinity): (new () => MigrationInterface)[] {
-  return readdirSync(MIGRATIONS_DIR)
-    .filter((file) => /^\d+-.+\.ts$/.test(file) && Number(file.split('-')[0]) < before)
-    .sort()
-    .flatMap((file) => Object.values(require(join(MIGRATIONS_DIR, file)) as Record<string, new () => MigrationInterface>));
-}
-
-async function migrate(url: string, migrations: (new () => MigrationInterface)[]): Promise<void> {
-  const dataSource = new DataSource({ ...dataSourceOptions(url), migrations, extra: { max: 1 } });
-  await dataSource.initialize();
-  try {
-    await dataSource.runMigrations({ transaction: 'each' });
-  } finally {
-    await dataSource.destroy();
-  }
+async function migrate(url: string, migrations: MigrationClass[]): Promise<void> {
+  await (await migratedDatabase(url, migrations)).destroy();
 }
 
 /**
@@ -46,7 +28,10 @@ describe('the flag version and audit context migration', () => {
   });
 
   it('gives existing flags version 1 and existing entries no context, then counts writes from there', async () => {
-    await migrate(ownerUrl(), migrationsBefore(THIS_MIGRATION));
+    await migrate(
+      ownerUrl(),
+      migrationClasses((timestamp) => timestamp < THIS_MIGRATION),
+    );
     const db = new Client({ connectionString: ownerUrl() });
     await db.connect();
     try {
@@ -63,7 +48,7 @@ describe('the flag version and audit context migration', () => {
         [organizationId, flagId],
       );
 
-      await migrate(ownerUrl(), migrationsBefore());
+      await migrate(ownerUrl(), migrationClasses());
 
       const flag = (await db.query('SELECT key, value, version, updated_at FROM flags WHERE id = $1', [flagId])).rows[0];
       expect(flag).toEqual({ key: 'motd', value: 'Hi', version: 1, updated_at: updatedAt });

@@ -1,18 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { Client } from 'pg';
-import { DataSource, MigrationInterface } from 'typeorm';
-import { dataSourceOptions, runMigrations } from '../../src/database/data-source-options';
+import { runMigrations } from '../../src/database/data-source-options';
 import { withClient } from '../../src/database/database-roles';
 import { normalEmail } from '../../src/people/email-address';
 import { databaseUrlFor } from '../support/database-url';
+import { migratedDatabase, migrationClasses } from '../support/migrations';
 import { TEST_OWNER_ROLE } from '../support/test-database';
 
 /** The migration under test: everything before it is applied, rows are seeded as the service stored them then, then it runs. */
 const MIGRATION = 'EmailNormalForm1796200000000';
 const TIMESTAMP = 1796200000000;
-const MIGRATIONS_DIR = join(__dirname, '..', '..', 'migrations');
 
 /** A new empty database (not the template: that one is migrated already), migrated up to the one before MIGRATION. */
 async function databaseBeforeTheMigration(): Promise<{ url: string; drop(): Promise<void> }> {
@@ -20,16 +17,12 @@ async function databaseBeforeTheMigration(): Promise<{ url: string; drop(): Prom
   const name = `flagstore_migration_${randomBytes(6).toString('hex')}`;
   await withClient(adminUrl, (client) => client.query(`CREATE DATABASE "${name}" OWNER "${TEST_OWNER_ROLE}"`));
   const url = databaseUrlFor(process.env.TEST_PG_OWNER_URL!, name);
-  const earlier = readdirSync(MIGRATIONS_DIR)
-    .filter((file) => /^\d+-\w+\.ts$/.test(file) && Number(file.split('-')[0]) < TIMESTAMP)
-    .map((file) => Object.values(require(join(MIGRATIONS_DIR, file)) as Record<string, new () => MigrationInterface>)[0]);
-  const dataSource = new DataSource({ ...dataSourceOptions(url), migrations: earlier, extra: { max: 1 } });
-  await dataSource.initialize();
-  try {
-    await dataSource.runMigrations({ transaction: 'each' });
-  } finally {
-    await dataSource.destroy();
-  }
+  await (
+    await migratedDatabase(
+      url,
+      migrationClasses((timestamp) => timestamp < TIMESTAMP),
+    )
+  ).destroy();
   return { url, drop: () => withClient(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => undefined) };
 }
 

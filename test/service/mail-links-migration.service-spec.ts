@@ -1,30 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { DataSource, MigrationInterface } from 'typeorm';
 import { withClient } from '../../src/database/database-roles';
 import { databaseUrlFor } from '../support/database-url';
+import { migratedDatabase, migrationClasses } from '../support/migrations';
 
-const MIGRATIONS_DIR = join(__dirname, '..', '..', 'migrations');
-const THIS_MIGRATION = '1796350000000';
-
-/** The migration classes whose file names pass `keep`, in order. */
-function migrations(keep: (file: string) => boolean): (new () => MigrationInterface)[] {
-  return readdirSync(MIGRATIONS_DIR)
-    .filter((file) => /^\d{13}-\w+\.ts$/.test(file) && keep(file))
-    .sort()
-    .map((file) => {
-      const exported = require(join(MIGRATIONS_DIR, file)) as Record<string, unknown>;
-      return Object.values(exported).find((value) => typeof value === 'function') as new () => MigrationInterface;
-    });
-}
-
-async function migrate(url: string, keep: (file: string) => boolean): Promise<DataSource> {
-  const dataSource = new DataSource({ type: 'postgres', url, migrations: migrations(keep), migrationsTableName: 'migrations', extra: { max: 1 } });
-  await dataSource.initialize();
-  await dataSource.runMigrations({ transaction: 'each' });
-  return dataSource;
-}
+const THIS_MIGRATION = 1796350000000;
 
 describe('migration MailLinks, on a database with invitations from before it', () => {
   const adminUrl = process.env.TEST_PG_ADMIN_URL!;
@@ -35,7 +14,10 @@ describe('migration MailLinks, on a database with invitations from before it', (
   afterAll(() => withClient(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)));
 
   it('keeps every invitation as not mailed (its link was answered), and adds email_tokens holding only hashes', async () => {
-    const before = await migrate(url, (file) => file < THIS_MIGRATION);
+    const before = await migratedDatabase(
+      url,
+      migrationClasses((timestamp) => timestamp < THIS_MIGRATION),
+    );
     const q = (sql: string, parameters?: unknown[]) => before.query(sql, parameters) as Promise<{ id: string }[]>;
     const [org] = await q(`INSERT INTO organizations (name, storage_allocation) VALUES ('Seed', 0) RETURNING id`);
     const [user] = await q(`INSERT INTO users (email, name, password_hash) VALUES ('seed@seed.example', 'Seed', 'hash') RETURNING id`);
@@ -50,7 +32,10 @@ describe('migration MailLinks, on a database with invitations from before it', (
     );
     await before.destroy();
 
-    const after = await migrate(url, (file) => file.slice(0, 13) <= THIS_MIGRATION);
+    const after = await migratedDatabase(
+      url,
+      migrationClasses((timestamp) => timestamp <= THIS_MIGRATION),
+    );
     try {
       expect(await after.query(`SELECT email, mail_id FROM invitations ORDER BY email`)).toEqual([
         { email: 'new@seed.example', mail_id: null },

@@ -14,6 +14,7 @@
 // status. The service's log goes to a file, printed (its end) when something fails.
 //
 // Plain Node on purpose (no build step, no TypeScript): the native SDKs' test commands run it too.
+/* global process, fetch, AbortSignal, URL, setTimeout, clearTimeout -- Node's (eslint.config.mjs gives Node's globals to console/*.mjs only) */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, existsSync, lstatSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
@@ -228,7 +229,7 @@ async function main() {
   let databaseCreated = false;
   let service;
   let command;
-  let status = 1;
+  let status;
   let failed = false;
 
   let interrupted;

@@ -8,6 +8,7 @@ import { collectErrors } from './support/client-harness';
 import { ManualScheduler } from './support/manual-scheduler';
 import { RecordingFetch } from './support/recording-fetch';
 import {
+  call,
   createFlag,
   createKey,
   createOrganization,
@@ -85,6 +86,11 @@ describe(`SDK scenarios against a real service`, () => {
       );
 
       await revokeKey(target.baseUrl, target.adminToken, organization.id, first.id);
+      // The service answers a revoked key exactly as a key it never issued: the client cannot, and need not, tell them apart.
+      const revokedAnswer = await call(target.baseUrl, first.key, 'GET', '/flags/config');
+      const unknownAnswer = await call(target.baseUrl, `fsk_${'A'.repeat(43)}`, 'GET', '/flags/config');
+      expect(revokedAnswer.status).toBe(401);
+      expect([revokedAnswer.status, revokedAnswer.body]).toEqual([unknownAnswer.status, unknownAnswer.body]);
       expect(await eventually(() => errors.some((error) => error.kind === 'unauthorized'), 15_000)).toBe(true);
       expect(errors.find((error) => error.kind === 'unauthorized')).toMatchObject({ status: 401 });
       const sent = recorder.requests.length;

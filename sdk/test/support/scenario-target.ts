@@ -24,9 +24,7 @@ export function useScenarioTarget(): ScenarioTarget {
     return { baseUrl: FLAGSTORE_URL.replace(/\/+$/, ''), key: FLAGSTORE_KEY, adminToken: FLAGSTORE_ADMIN_TOKEN || undefined, kind: 'FLAGSTORE_URL' };
   }
   // Loaded only here: the standalone run needs neither the app nor a database of its own.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { useTestApp } = require('../../../test/support/test-suite') as typeof import('../../../test/support/test-suite');
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { TEST_ADMIN_TOKEN } = require('../../../test/support/test-app') as typeof import('../../../test/support/test-app');
   const { t, org } = useTestApp({ subscribed: true });
   return {

@@ -24,7 +24,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const MAIN = join(ROOT, 'dist', 'main.js');
+/** The built service; FLAGSTORE_SERVICE_MAIN names another build of it (the harness's own test uses the tests' build). */
+const MAIN = process.env.FLAGSTORE_SERVICE_MAIN ? resolve(process.env.FLAGSTORE_SERVICE_MAIN) : join(ROOT, 'dist', 'main.js');
 /** The first start of the embedded PostgreSQL runs initdb: slow on a busy machine. */
 const HEALTH_TIMEOUT_MS = Number(process.env.FLAGSTORE_HEALTH_TIMEOUT_MS ?? 180_000);
 /** SHUTDOWN_GRACE_SECONDS is 10 by default: after this, the group is killed. */
@@ -69,6 +70,9 @@ function freePort() {
   });
 }
 
+/** The script's own requests leave no idle connection behind: the service's shutdown would wait for it to close. */
+const NO_KEEP_ALIVE = { connection: 'close' };
+
 const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 
 /** The promise's outcome, or `fallback` after `ms` (the timer cleared either way: it must not hold the process). */
@@ -85,7 +89,7 @@ async function waitForHealth(baseUrl, service) {
       throw new SetupError(`the service exited (${service.exitCode ?? service.signalCode}) before it was healthy`);
     }
     try {
-      const response = await fetch(`${baseUrl}/health`, { signal: AbortSignal.timeout(5_000) });
+      const response = await fetch(`${baseUrl}/health`, { headers: NO_KEEP_ALIVE, signal: AbortSignal.timeout(5_000) });
       if (response.status === 200) return;
     } catch {
       // not listening yet
@@ -98,7 +102,7 @@ async function waitForHealth(baseUrl, service) {
 async function adminPost(apiUrl, adminToken, path, body) {
   const response = await fetch(`${apiUrl}/admin${path}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+    headers: { ...NO_KEEP_ALIVE, authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
   const text = await response.text();

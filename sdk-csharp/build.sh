@@ -1,0 +1,15 @@
+#!/bin/sh
+# Builds the C# SDK with Debian's Mono (mono-devel): sdk-csharp/build/Flagstore.dll, one assembly referencing only
+# mscorlib, System, System.Core and System.Net.Http, and the test program sdk-csharp/build/Flagstore.Tests.exe.
+# C# 7.2 as `mcs -langversion:7.2` takes it (what Unity's compiler also accepts); no NuGet package.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+out="$here/build"
+mkdir -p "$out"
+refs="-r:System.dll -r:System.Core.dll -r:System.Net.Http.dll"
+# -noconfig: no default references beyond mscorlib; the ones above are all the SDK may use.
+mcs -langversion:7.2 -noconfig -nologo -warnaserror+ -debug- -optimize+ -target:library -out:"$out/Flagstore.dll" \
+  -doc:"$out/Flagstore.xml" -nowarn:1591 $refs "$here"/src/*.cs
+mcs -langversion:7.2 -noconfig -nologo -warnaserror+ -target:exe -out:"$out/Flagstore.Tests.exe" \
+  -r:"$out/Flagstore.dll" $refs "$here"/tests/*.cs
+echo "built $out/Flagstore.dll and $out/Flagstore.Tests.exe"

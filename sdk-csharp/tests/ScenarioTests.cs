@@ -1,0 +1,9 @@
+namespace Flagstore.Tests
+{
+    public static class ScenarioTests
+    {
+        public static void Register()
+        {
+        }
+    }
+}

@@ -51,7 +51,7 @@ namespace Flagstore.Tests
                 try
                 {
                     var run = test.Body();
-                    if (!run.Wait(TimeSpan.FromSeconds(60))) throw new TimeoutException("the test did not finish within 60 s");
+                    if (!run.Wait(TimeSpan.FromSeconds(150))) throw new TimeoutException("the test did not finish within 150 s");
                     passed++;
                     Console.WriteLine("ok   " + test.Name + Took(watch.ElapsedMilliseconds - started));
                 }

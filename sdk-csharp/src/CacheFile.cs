@@ -1,6 +1,7 @@
 using System;
 using System.Diagnostics;
 using System.IO;
+using System.Runtime.InteropServices;
 using System.Text;
 using System.Threading;
 
@@ -11,6 +12,26 @@ namespace Flagstore
     {
         static int writes;
         static readonly int ProcessId = Process.GetCurrentProcess().Id;
+
+        [DllImport("libc", EntryPoint = "chmod", SetLastError = true)]
+        static extern int Chmod(string path, int mode);
+
+        /// <summary>
+        /// On Unix the file is the owner's alone (0600, as the TypeScript SDK writes it): it holds server-only flags.
+        /// Best effort: where libc cannot be called (Windows, a sandbox), the folder's permissions decide.
+        /// </summary>
+        static void OwnerOnly(string path)
+        {
+            if (Environment.OSVersion.Platform != PlatformID.Unix && Environment.OSVersion.Platform != PlatformID.MacOSX) return;
+            try
+            {
+                Chmod(path, 0x180); // 0600
+            }
+            catch (Exception)
+            {
+                // DllNotFoundException, EntryPointNotFoundException: no libc here.
+            }
+        }
 
         /// <summary>The payload the file holds; null when there is none yet. A file that is not one throws.</summary>
         public static ConfigPayload Read(string path)
@@ -45,6 +66,7 @@ namespace Flagstore
                 var bytes = new UTF8Encoding(false).GetBytes(payload.ToJson());
                 using (var file = new FileStream(temporary, FileMode.CreateNew, FileAccess.Write, FileShare.None))
                 {
+                    OwnerOnly(temporary);
                     file.Write(bytes, 0, bytes.Length);
                     file.Flush(true);
                 }

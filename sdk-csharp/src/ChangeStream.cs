@@ -135,13 +135,14 @@ namespace Flagstore
             var early = new List<string>();
             var open = false;
             var received = false;
+            var released = false;
             Timer watchdog = null;
             Action<string> onText = text =>
             {
                 lock (textGate)
                 {
                     received = true;
-                    if (watchdog != null) watchdog.Change(silenceTimeoutMs, Timeout.Infinite);
+                    if (watchdog != null && !released) watchdog.Change(silenceTimeoutMs, Timeout.Infinite);
                     if (!open) { early.Add(text); return; }
                 }
                 parser.Push(text);
@@ -152,6 +153,19 @@ namespace Flagstore
             {
                 response = await Deadline.Within(token => transport.OpenStreamAsync(new TransportRequest(url, headers), onText, token),
                     current, requestTimeoutMs, What).ConfigureAwait(false);
+            }
+            catch (NotSupportedException)
+            {
+                // A transport that cannot stream (see ITransport): say so once, and leave the config to polling.
+                lock (gate)
+                {
+                    controller = null;
+                    if (closed) return;
+                    closed = true;
+                }
+                host.Failed(new FlagstoreException(FlagstoreErrorKind.Stream, What + ": the transport cannot stream; the client polls instead"), null);
+                host.Dropped();
+                return;
             }
             catch (Exception error)
             {
@@ -182,7 +196,9 @@ namespace Flagstore
 
             host.Opened();
             var silent = false;
-            using (watchdog = new Timer(state => { silent = true; Deadline.TryCancel(current); }, null, Timeout.Infinite, Timeout.Infinite))
+            watchdog = new Timer(state => { silent = true; Deadline.TryCancel(current); }, null, Timeout.Infinite, Timeout.Infinite);
+            Timers.Hold(watchdog);
+            try
             {
                 List<string> backlog;
                 lock (textGate)
@@ -234,6 +250,14 @@ namespace Flagstore
                     return;
                 }
                 Lost(failure ?? new FlagstoreException(FlagstoreErrorKind.Stream, What + " ended before sending anything"), got);
+            }
+            finally
+            {
+                lock (textGate)
+                {
+                    released = true;
+                    Timers.Release(watchdog);
+                }
             }
         }
 

@@ -15,22 +15,31 @@ namespace Flagstore
         {
             var deadline = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
             Task<T> work;
-            using (var timer = new Timer(state =>
+            var timer = new Timer(state =>
             {
                 if (deadline.TrySetResult(true)) TryCancel(controller);
-            }, null, timeoutMs, Timeout.Infinite))
-            using (controller.Token.Register(() => deadline.TrySetResult(false)))
+            }, null, Timeout.Infinite, Timeout.Infinite);
+            Timers.Hold(timer);
+            timer.Change(timeoutMs, Timeout.Infinite);
+            try
             {
-                try
+                using (controller.Token.Register(() => deadline.TrySetResult(false)))
                 {
-                    work = start(controller.Token);
+                    try
+                    {
+                        work = start(controller.Token);
+                    }
+                    catch (Exception error)
+                    {
+                        work = FromException<T>(error);
+                    }
+                    var done = await Task.WhenAny(work, deadline.Task).ConfigureAwait(false);
+                    if (done == work) return await work.ConfigureAwait(false);
                 }
-                catch (Exception error)
-                {
-                    work = FromException<T>(error);
-                }
-                var done = await Task.WhenAny(work, deadline.Task).ConfigureAwait(false);
-                if (done == work) return await work.ConfigureAwait(false);
+            }
+            finally
+            {
+                Timers.Release(timer);
             }
             // The work may still fail later: observe it, so it is no unobserved task exception.
             Observe(work);

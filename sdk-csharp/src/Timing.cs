@@ -1,4 +1,5 @@
 using System;
+using System.Collections.Generic;
 using System.Globalization;
 using System.Text.RegularExpressions;
 using System.Threading;
@@ -31,9 +32,10 @@ namespace Flagstore
             Timer timer = null;
             timer = new Timer(state =>
             {
-                timer.Dispose();
+                if (!Timers.Release(timer)) return;
                 callback();
             }, null, Timeout.Infinite, Timeout.Infinite);
+            Timers.Hold(timer);
             timer.Change(due, Timeout.Infinite);
             return timer;
         }
@@ -41,12 +43,34 @@ namespace Flagstore
         public void ClearTimeout(object handle)
         {
             var timer = handle as Timer;
-            if (timer != null) timer.Dispose();
+            if (timer != null) Timers.Release(timer);
         }
 
         public double Now()
         {
             return (DateTime.UtcNow - Epoch).TotalMilliseconds;
+        }
+    }
+
+    /// <summary>
+    /// Timers waiting to fire, held here: a System.Threading.Timer nothing refers to may be collected before it fires.
+    /// </summary>
+    static class Timers
+    {
+        static readonly HashSet<Timer> Live = new HashSet<Timer>();
+
+        public static void Hold(Timer timer)
+        {
+            lock (Live) Live.Add(timer);
+        }
+
+        /// <summary>Disposes the timer; false when it was released already (cleared, or fired).</summary>
+        public static bool Release(Timer timer)
+        {
+            bool held;
+            lock (Live) held = Live.Remove(timer);
+            timer.Dispose();
+            return held;
         }
     }
 

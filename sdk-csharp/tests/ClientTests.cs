@@ -452,6 +452,45 @@ namespace Flagstore.Tests
                 }
             });
 
+            Test("client: a transport that cannot stream is reported once, and the client polls", () =>
+            {
+                var transport = new PollOnlyTransport();
+                transport.Inner.Serve("e1", Flags);
+                var scheduler = new ManualScheduler();
+                var errors = new List<FlagstoreException>();
+                var client = new FlagstoreClient(new FlagstoreClientOptions
+                {
+                    BaseUrl = "http://x.test/v1", ApiKey = "k", Transport = transport, Scheduler = scheduler, Stream = true, AutoStart = false, Random = () => 0.5,
+                });
+                client.Error += errors.Add;
+                using (client)
+                {
+                    client.Start();
+                    Assert.True(IsReady(client), "ready");
+                    Eventually(() => errors.Count == 1, "reported");
+                    Assert.Equal(FlagstoreErrorKind.Stream, errors[0].Kind);
+                    Assert.Contains("cannot stream", errors[0].Message, "what");
+                    Assert.Equal(new List<double> { 20000 }, scheduler.Delays, "polling, no reconnect");
+                    scheduler.RunNext();
+                    Assert.Equal(new List<double> { 20000 }, scheduler.Delays, "still polling");
+                    Assert.Equal(1, errors.Count, "reported once");
+                }
+            });
+
+            Test("system scheduler: a real timer fires; a cleared one does not", () =>
+            {
+                var fired = new ManualResetEventSlim();
+                var cleared = false;
+                var handle = SystemScheduler.Instance.SetTimeout(() => cleared = true, 30);
+                SystemScheduler.Instance.ClearTimeout(handle);
+                SystemScheduler.Instance.SetTimeout(fired.Set, 10);
+                GC.Collect();
+                Assert.True(fired.Wait(2000), "fired");
+                Thread.Sleep(50);
+                Assert.True(!cleared, "the cleared timer did not fire");
+                Assert.Near(SystemScheduler.Instance.Now(), (DateTime.UtcNow - new DateTime(1970, 1, 1)).TotalMilliseconds, 1000, "Now is Unix milliseconds");
+            });
+
             Test("client: the constructor refuses a missing key or a base URL that is not http(s)", () =>
             {
                 Assert.Throws<ArgumentException>(() => new FlagstoreClient("http://x.test/v1", ""), "no key");
@@ -473,6 +512,21 @@ namespace Flagstore.Tests
             public Task<TransportResponse> OpenStreamAsync(TransportRequest request, Action<string> onText, CancellationToken cancellation)
             {
                 return SendAsync(request, cancellation);
+            }
+        }
+
+        sealed class PollOnlyTransport : ITransport
+        {
+            public readonly FakeTransport Inner = new FakeTransport();
+
+            public Task<TransportResponse> SendAsync(TransportRequest request, CancellationToken cancellation)
+            {
+                return Inner.SendAsync(request, cancellation);
+            }
+
+            public Task<TransportResponse> OpenStreamAsync(TransportRequest request, Action<string> onText, CancellationToken cancellation)
+            {
+                throw new NotSupportedException("no streaming here");
             }
         }
 

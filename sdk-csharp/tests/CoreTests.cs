@@ -231,6 +231,17 @@ namespace Flagstore.Tests
                     Assert.Equal("e2", read.Etag);
                     Assert.Equal("ö", (string)read.Flags[0].Value);
                     Assert.Equal(1, Directory.GetFiles(dir).Length, "files in the folder");
+                    if (Environment.OSVersion.Platform == PlatformID.Unix)
+                    {
+                        var stat = System.Diagnostics.Process.Start(new System.Diagnostics.ProcessStartInfo("stat", "-c %a \"" + path + "\"")
+                        {
+                            UseShellExecute = false,
+                            RedirectStandardOutput = true,
+                        });
+                        var mode = stat.StandardOutput.ReadToEnd().Trim();
+                        stat.WaitForExit();
+                        Assert.Equal("600", mode, "the file is the owner's alone");
+                    }
                     File.WriteAllText(path, "{\"etag\":");
                     Assert.Throws<FormatException>(() => CacheFile.Read(path), "a torn file");
                 }

@@ -166,6 +166,22 @@ namespace Flagstore
             get { return ready.Task; }
         }
 
+        /// <summary>
+        /// Blocks until Ready completes or the timeout passes: true when the client has flags to serve, false when it
+        /// does not (yet): the getters then give their fallbacks and the client keeps trying. For a Main without async.
+        /// </summary>
+        public bool WaitUntilReady(TimeSpan timeout)
+        {
+            try
+            {
+                return ready.Task.Wait(timeout);
+            }
+            catch (AggregateException)
+            {
+                return false;
+            }
+        }
+
         /// <summary>The etag of the payload served, or null before the first.</summary>
         public string Etag
         {

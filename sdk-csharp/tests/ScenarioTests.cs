@@ -41,6 +41,7 @@ namespace Flagstore.Tests
             Test("scenario 4: a cache file is used when the service is down", CacheFileWhenDown);
             Test("scenario 5: the stream's change is applied within a second", StreamChangeWithinASecond);
             Test("scenario 6: the relay filter (ClientSafe) on real flags", RelayFilter);
+            Test("the README's first example reads a flag from the service and writes its cache file", ReadmeExample);
             // Last: without an admin token it spends FLAGSTORE_KEY's config budget.
             Test("scenario 2: Retry-After obeyed on 429", RetryAfterObeyed);
         }
@@ -353,6 +354,39 @@ namespace Flagstore.Tests
             finally
             {
                 foreach (var id in ids) DeleteFlag(Key, id);
+            }
+        }
+
+        static void ReadmeExample()
+        {
+            var exe = Path.Combine(AppDomain.CurrentDomain.BaseDirectory, "ReadmeExample.exe");
+            Assert.True(File.Exists(exe), exe + " is built (build.sh)");
+            var dir = Path.Combine(Path.GetTempPath(), "flagstore-cs-" + Guid.NewGuid().ToString("N"));
+            Directory.CreateDirectory(dir);
+            try
+            {
+                var start = new ProcessStartInfo("mono", "\"" + exe + "\"")
+                {
+                    UseShellExecute = false,
+                    RedirectStandardOutput = true,
+                    RedirectStandardError = true,
+                    WorkingDirectory = dir,
+                };
+                start.EnvironmentVariables["FLAGSTORE_URL"] = Url;
+                start.EnvironmentVariables["FLAGSTORE_KEY"] = Key;
+                using (var process = Process.Start(start))
+                {
+                    var output = process.StandardOutput.ReadToEndAsync();
+                    var errors = process.StandardError.ReadToEndAsync();
+                    Assert.True(process.WaitForExit(30000), "it ends");
+                    Assert.Equal(0, process.ExitCode, "exit status (" + errors.Result + ")");
+                    Assert.True(System.Text.RegularExpressions.Regex.IsMatch(output.Result, "^max-players: [0-9.]+\\s*$"), "its output: " + output.Result);
+                }
+                Assert.True(CacheFile.Read(Path.Combine(dir, "flags.json")) != null, "flags.json holds the service's payload");
+            }
+            finally
+            {
+                Directory.Delete(dir, true);
             }
         }
 

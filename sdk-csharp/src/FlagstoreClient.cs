@@ -250,7 +250,7 @@ namespace Flagstore
         /// <summary>Every flag's value for the context, as {key: value}, server ones included: for the server's own use, never for players.</summary>
         public Dictionary<string, object> All(IDictionary<string, object> context = null)
         {
-            return Values(context, false);
+            return Relay.All(flags.Values, ContextWith(context));
         }
 
         /// <summary>
@@ -259,7 +259,7 @@ namespace Flagstore
         /// </summary>
         public Dictionary<string, object> ClientSafe(IDictionary<string, object> context = null)
         {
-            return Values(context, true);
+            return Relay.ClientSafe(flags.Values, ContextWith(context));
         }
 
         /// <summary>Stops polling and the stream and abandons what is in flight; a cache write under way finishes first.</summary>
@@ -281,18 +281,6 @@ namespace Flagstore
         public void Dispose()
         {
             Close();
-        }
-
-        Dictionary<string, object> Values(IDictionary<string, object> extra, bool sharedOnly)
-        {
-            var merged = ContextWith(extra);
-            var result = new Dictionary<string, object>();
-            foreach (var flag in flags.Values)
-            {
-                if (sharedOnly && flag.Runtime != "shared") continue;
-                result[flag.Key] = Json.Copy(Targeting.Evaluate(flag, merged).Value);
-            }
-            return result;
         }
 
         bool ValueOf(string key, string type, IDictionary<string, object> extra, out object value)

@@ -237,4 +237,34 @@ namespace Flagstore
             return true;
         }
     }
+
+    /// <summary>What a server hands out: every flag's value for a context, or only the shared ones (the relay filter).</summary>
+    public static class Relay
+    {
+        /// <summary>Every flag's value for the context, server ones included: for the server's own use, never for players.</summary>
+        public static Dictionary<string, object> All(IEnumerable<Flag> flags, IDictionary<string, object> context)
+        {
+            return Values(flags, context, false);
+        }
+
+        /// <summary>
+        /// Only the flags whose runtime is "shared" (any other runtime counts as server), resolved for the context (a
+        /// player's targetingKey and attributes): what a server may relay to that player. Never the rules themselves.
+        /// </summary>
+        public static Dictionary<string, object> ClientSafe(IEnumerable<Flag> flags, IDictionary<string, object> context)
+        {
+            return Values(flags, context, true);
+        }
+
+        static Dictionary<string, object> Values(IEnumerable<Flag> flags, IDictionary<string, object> context, bool sharedOnly)
+        {
+            var result = new Dictionary<string, object>();
+            foreach (var flag in flags)
+            {
+                if (sharedOnly && flag.Runtime != "shared") continue;
+                result[flag.Key] = Json.Copy(Targeting.Evaluate(flag, context).Value);
+            }
+            return result;
+        }
+    }
 }

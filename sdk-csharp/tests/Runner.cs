@@ -41,6 +41,7 @@ namespace Flagstore.Tests
             CoreTests.Register();
             FixtureTests.Register();
             ClientTests.Register();
+            TransportTests.Register();
             ScenarioTests.Register();
             int passed = 0, failed = 0;
             var watch = Stopwatch.StartNew();

@@ -83,11 +83,17 @@ namespace Flagstore
             return Evaluate(flag.Key, flag.Value, flag.Rules, context);
         }
 
+        static readonly UTF8Encoding Utf8 = new UTF8Encoding(false);
+
+        /// <summary>One hasher per thread: a HashAlgorithm is not thread-safe, and making one per call costs more than hashing.</summary>
+        [ThreadStatic]
+        static SHA256 hasher;
+
         /// <summary>SHA-256 of the UTF-8 "flagKey:value", first 4 bytes as an unsigned big-endian integer, modulo 10,000, / 100.</summary>
         public static double BucketOf(string flagKey, string value)
         {
-            byte[] digest;
-            using (var sha = SHA256.Create()) digest = sha.ComputeHash(new UTF8Encoding(false).GetBytes(flagKey + ":" + value));
+            var sha = hasher ?? (hasher = SHA256.Create());
+            var digest = sha.ComputeHash(Utf8.GetBytes(flagKey + ":" + value));
             var number = ((uint)digest[0] << 24) | ((uint)digest[1] << 16) | ((uint)digest[2] << 8) | digest[3];
             return (number % 10000) / 100.0;
         }

@@ -26,7 +26,8 @@ namespace Flagstore.Tests
 
         public static void Test(string name, Action body)
         {
-            Cases.Add(new Case { Name = name, Body = () => { body(); return Task.FromResult(true); } });
+            // On a pool thread, so that a test that hangs fails after the deadline instead of holding the run.
+            Cases.Add(new Case { Name = name, Body = () => Task.Run(body) });
         }
 
         public static void TestAsync(string name, Func<Task> body)

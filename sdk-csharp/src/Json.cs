@@ -115,22 +115,16 @@ namespace Flagstore
             if (double.IsNaN(value) || double.IsInfinity(value)) throw new ArgumentException("JSON has no NaN or Infinity");
             if (value == 0) return "0";
             if (value < 0) return "-" + FormatNumber(-value);
-            string digits = null;
-            var exponent = 0;
-            for (var precision = 1; precision <= 17; precision++)
+            int n; // value = 0.digits × 10^n
+            string digits;
+            if (value < 9007199254740992 && Math.Floor(value) == value)
             {
-                var text = value.ToString("E" + (precision - 1), CultureInfo.InvariantCulture);
-                double back;
-                if (precision < 17 && (!double.TryParse(text, NumberStyles.Float, CultureInfo.InvariantCulture, out back) || back != value)) continue;
-                var e = text.IndexOf('E');
-                digits = text.Substring(0, e).Replace(".", "");
-                exponent = int.Parse(text.Substring(e + 1), CultureInfo.InvariantCulture);
-                break;
+                digits = ((long)value).ToString(CultureInfo.InvariantCulture);
+                n = digits.Length;
+                digits = digits.TrimEnd('0');
             }
-            digits = digits.TrimEnd('0');
-            if (digits.Length == 0) digits = "0";
+            else digits = ShortestDigits.Of(value, out n);
             var k = digits.Length;
-            var n = exponent + 1; // value = 0.digits * 10^n
             if (k <= n && n <= 21) return digits + new string('0', n - k);
             if (0 < n && n <= 21) return digits.Substring(0, n) + "." + digits.Substring(n);
             if (-6 < n && n <= 0) return "0." + new string('0', -n) + digits;
@@ -387,9 +381,7 @@ namespace Flagstore
                     SkipDigits();
                 }
                 double value;
-                if (!double.TryParse(text.Substring(start, position - start), NumberStyles.Float, CultureInfo.InvariantCulture, out value)
-                    || double.IsInfinity(value))
-                    throw Error("number out of range");
+                if (!DecimalParse.TryParse(text.Substring(start, position - start), out value)) throw Error("number out of range");
                 return value;
             }
 

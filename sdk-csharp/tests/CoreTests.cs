@@ -60,6 +60,22 @@ namespace Flagstore.Tests
                 Assert.Equal("{\"a\":[1,\"x\\\"\\u0001\",null,true]}", Json.Write(new Dictionary<string, object> { { "a", new List<object> { 1, "x\"\u0001", null, true } } }));
             });
 
+            Test("JSON: numbers read and written exactly as JavaScript does, where Mono's own Parse and \"R\" are one ulp off", () =>
+            {
+                // Each is what JSON.stringify writes for the double JSON.parse reads from it (checked against Node).
+                foreach (var text in new[] { "7.92676344300616e-10", "-4.506105750784275e-187", "3.1339505768822772e-53", "83925627416761020000",
+                    "0.0009674774965318797", "2.543617493802355e-189", "-6.445971303935797e+204", "-5.433295733090286e-309", "5e-324",
+                    "2.2250738585072014e-308", "1.7976931348623157e+308", "0.1", "74.89", "1e+21", "123456789012345680000" })
+                    Assert.Equal(text, Json.FormatNumber((double)Json.Parse(text)), "round trip of " + text);
+                Assert.Equal(9007199254740992.0, (double)Json.Parse("9007199254740993"), "a tie goes to the even mantissa");
+                Assert.Equal(9007199254740996.0, (double)Json.Parse("9007199254740995"), "a tie goes to the even mantissa (up)");
+                Assert.Equal(0.0, (double)Json.Parse("2.4703282292062327e-324"), "below half the smallest subnormal");
+                Assert.Equal(double.Epsilon, (double)Json.Parse("2.4703282292062328e-324"), "above half the smallest subnormal");
+                Assert.Equal(0.3, (double)Json.Parse("0.30000000000000000000000000000000000000001"), "many digits");
+                Assert.Equal(1e-300, (double)Json.Parse("1" + new string('0', 900) + "e-1200"), "more digits than kept");
+                Assert.Throws<FormatException>(() => Json.Parse("1.7976931348623159e308"), "beyond the largest double");
+            });
+
             Test("JSON: a copy is the caller's own", () =>
             {
                 var original = Json.Parse("{\"a\":[1,{\"b\":2}]}");

@@ -93,7 +93,7 @@ namespace Flagstore
             number = 0;
             if (value == null) return false;
             if (value is double) { number = (double)value; return true; }
-            if (value is float) { number = double.Parse(((float)value).ToString("R", CultureInfo.InvariantCulture), CultureInfo.InvariantCulture); return true; }
+            if (value is float) { number = FromFloat((float)value); return true; }
             if (value is int) { number = (int)value; return true; }
             if (value is long) { number = (long)value; return true; }
             if (value is decimal) { number = (double)(decimal)value; return true; }
@@ -104,6 +104,19 @@ namespace Flagstore
             if (value is ushort) { number = (ushort)value; return true; }
             if (value is sbyte) { number = (sbyte)value; return true; }
             return false;
+        }
+
+        /// <summary>A float as the double its shortest text names (0.1f is 0.1, not 0.100000001490116): what a player's value means.</summary>
+        static double FromFloat(float value)
+        {
+            if (float.IsNaN(value) || float.IsInfinity(value) || value == 0) return value;
+            for (var precision = 1; precision <= 9; precision++)
+            {
+                double candidate;
+                var text = value.ToString("E" + (precision - 1), CultureInfo.InvariantCulture);
+                if (DecimalParse.TryParse(text.Replace("E+", "e").Replace("E", "e"), out candidate) && (float)candidate == value) return candidate;
+            }
+            return value;
         }
 
         /// <summary>

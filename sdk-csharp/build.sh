@@ -13,7 +13,13 @@ mcs -langversion:7.2 -noconfig -nologo -warnaserror+ -debug- -optimize+ -target:
   -doc:"$out/Flagstore.xml" -nowarn:1591 $refs "$here"/src/*.cs
 mcs -langversion:7.2 -noconfig -nologo -warnaserror+ -target:exe -out:"$out/Flagstore.Tests.exe" \
   -r:"$out/Flagstore.dll" $refs "$here"/tests/*.cs
+# Flagstore.dll may reference mscorlib, System, System.Core and System.Net.Http and nothing else (Unity, no NuGet):
+# the test program's check, run here so that the build itself fails on a new reference.
+FLAGSTORE_SKIP_SCENARIOS=1 mono "$out/Flagstore.Tests.exe" "$here/.." "references only" > "$out/references.log" || {
+  cat "$out/references.log" >&2
+  exit 1
+}
 # The README's first C# block (from nothing to reading a flag) compiles as it stands; the tests run it.
 awk '/^```csharp$/ { if (!done) { inside = 1; next } } /^```$/ { if (inside) { inside = 0; done = 1 } } inside' "$here/README.md" > "$out/ReadmeExample.cs"
 (cd "$out" && mcs -langversion:7.2 -nologo -warnaserror+ -target:exe -out:ReadmeExample.exe -r:Flagstore.dll ReadmeExample.cs)
-echo "built $out/Flagstore.dll and $out/Flagstore.Tests.exe"
+echo "built $out/Flagstore.dll, $out/Flagstore.Tests.exe and $out/ReadmeExample.exe; references checked"

@@ -11,7 +11,20 @@ namespace Flagstore
     public static class CacheFile
     {
         static int writes;
-        static readonly int ProcessId = Process.GetCurrentProcess().Id;
+        static readonly int ProcessId = CurrentProcessId();
+
+        /// <summary>The process id; a random number where a platform will not say (some Unity targets).</summary>
+        static int CurrentProcessId()
+        {
+            try
+            {
+                using (var process = Process.GetCurrentProcess()) return process.Id;
+            }
+            catch (Exception)
+            {
+                return new Random().Next(1, int.MaxValue);
+            }
+        }
 
         [DllImport("libc", EntryPoint = "chmod", SetLastError = true)]
         static extern int Chmod(string path, int mode);

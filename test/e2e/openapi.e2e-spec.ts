@@ -189,7 +189,7 @@ describe('OpenAPI document', () => {
     }
   });
 
-  it('says whether a purge was a dry run, in its answer, beside the spec\'s purgedCount', () => {
+  it("says whether a purge was a dry run, in its answer, beside the spec's purgedCount", () => {
     expect(Object.keys(schemas.PurgeResultDto.properties!).sort()).toEqual(['dryRun', 'message', 'purgedCount']);
     expect([...(schemas.PurgeResultDto.required ?? [])].sort()).toEqual(['dryRun', 'message', 'purgedCount']);
   });

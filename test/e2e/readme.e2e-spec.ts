@@ -18,7 +18,10 @@ function documentsInReadingOrder(): Array<{ name: string; text: string }> {
   const linked = [...readme.matchAll(/\]\(docs\/([a-z0-9-]+\.md)(?:#[^)]*)?\)/g)].map((match) => match[1]);
   const all = readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md'));
   const order = [...new Set([...linked.filter((name) => all.includes(name)), ...all.sort()])];
-  return [{ name: 'README.md', text: readme }, ...order.map((name) => ({ name: `docs/${name}`, text: readFileSync(join(ROOT, 'docs', name), 'utf8') }))];
+  return [
+    { name: 'README.md', text: readme },
+    ...order.map((name) => ({ name: `docs/${name}`, text: readFileSync(join(ROOT, 'docs', name), 'utf8') })),
+  ];
 }
 
 /** The blocks marked `<!-- README test: <label> -->`, in reading order: each is the fenced block right after its marker line. */
@@ -31,7 +34,12 @@ function markedBlocks(label: string): string[] {
   return blocks;
 }
 
-function runBash(script: string, cwd: string, env: Record<string, string>, timeout: number): Promise<{ stdout: string; stderr: string; code: number }> {
+function runBash(
+  script: string,
+  cwd: string,
+  env: Record<string, string>,
+  timeout: number,
+): Promise<{ stdout: string; stderr: string; code: number }> {
   return new Promise((resolve) => {
     execFile('bash', ['-c', script], { cwd, env, timeout }, (error, out, err) =>
       resolve({ stdout: out, stderr: err, code: error ? ((error as { code?: number }).code ?? 1) : 0 }),
@@ -67,7 +75,12 @@ describe('README, followed literally', () => {
     expect(blocks).toHaveLength(5);
     const { port } = t.http.address() as { port: number };
     const script = ['set -euo pipefail', ...blocks].join('\n');
-    const { stdout, stderr, code } = await runBash(script, dir, { PATH: process.env.PATH ?? '', HOME: dir, ADMIN_TOKEN: TEST_ADMIN_TOKEN, PORT: String(port) }, 60_000);
+    const { stdout, stderr, code } = await runBash(
+      script,
+      dir,
+      { PATH: process.env.PATH ?? '', HOME: dir, ADMIN_TOKEN: TEST_ADMIN_TOKEN, PORT: String(port) },
+      60_000,
+    );
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
     // curl prints JSON answers without a newline: each check looks for what its command prints.
     expect(stdout).toMatch(/\}304\n/); // the conditional poll
@@ -125,17 +138,23 @@ describe('README, the console in three commands', () => {
     dir = mkdtempSync(join(tmpdir(), 'flagstore-readme-start-'));
     chmodSync(dir, 0o711); // as root, PostgreSQL runs as `postgres`, which must enter DATA_DIR (./data here)
   });
-  afterAll(() => {
-    // A run that failed half-way may have left the service running: stop it by the id the stub recorded.
-    if (existsSync(pidFile())) {
+  afterAll(async () => {
+    // A run that failed half-way may have left the service running: stop it (SIGTERM, so that it stops its PostgreSQL
+    // too) by the id the stub recorded, if that process is still the service.
+    const pid = existsSync(pidFile()) ? Number(readFileSync(pidFile(), 'utf8')) : NaN;
+    const isService = () => {
       try {
-        process.kill(Number(readFileSync(pidFile(), 'utf8')), 'SIGKILL');
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('main.js');
       } catch {
-        // gone already
+        return false;
       }
+    };
+    if (Number.isInteger(pid) && isService()) {
+      process.kill(pid, 'SIGTERM');
+      for (let waited = 0; waited < 20_000 && isService(); waited += 200) await new Promise((resolve) => setTimeout(resolve, 200));
     }
     rmSync(dir, { recursive: true, force: true });
-  });
+  }, 30_000);
 
   it('starts the service on any PORT, creates the studio, names the console on that PORT, and stops it all with the documented command', async () => {
     const [start, ...others] = markedBlocks('the console in three commands');
@@ -145,12 +164,18 @@ describe('README, the console in three commands', () => {
 
     const bin = join(dir, 'bin');
     mkdirSync(bin);
-    writeFileSync(join(bin, 'npm'), `#!/bin/sh\n[ "$1" = start ] || exit 2\necho $$ > ${pidFile()}\nexec ${process.execPath} ${builtService().main}\n`, {
-      mode: 0o755,
-    });
+    writeFileSync(
+      join(bin, 'npm'),
+      `#!/bin/sh\n[ "$1" = start ] || exit 2\necho $$ > ${pidFile()}\nexec ${process.execPath} ${builtService().main}\n`,
+      {
+        mode: 0o755,
+      },
+    );
     writeFileSync(join(bin, 'xdg-open'), `#!/bin/sh\necho "$1" > ${join(dir, 'opened')}\n`, { mode: 0o755 });
     const port = await freePort();
-    const script = ['set -meuo pipefail', start, 'grep -q . service.pid', stop, 'status=0', 'wait || status=$?', 'echo "stopped: $status"'].join('\n');
+    const script = ['set -meuo pipefail', start, 'grep -q . service.pid', stop, 'status=0', 'wait || status=$?', 'echo "stopped: $status"'].join(
+      '\n',
+    );
     const { stdout, code, stderr } = await runBash(script, dir, { PATH: `${bin}:${process.env.PATH ?? ''}`, HOME: dir, PORT: String(port) }, 150_000);
 
     expect({ code, output: code === 0 ? '' : `${stdout.slice(-3000)}\n${stderr.slice(-3000)}` }).toEqual({ code: 0, output: '' });

@@ -184,7 +184,11 @@ describe('storage rules (services on a real database)', () => {
       });
       expect(await ids(own)).toHaveLength(4);
 
-      await expect(storage.purge(own, dto)).resolves.toEqual({ message: `Purged ${purged.length} item(s)`, purgedCount: purged.length, dryRun: false });
+      await expect(storage.purge(own, dto)).resolves.toEqual({
+        message: `Purged ${purged.length} item(s)`,
+        purgedCount: purged.length,
+        dryRun: false,
+      });
       expect(await ids(own)).toEqual(kept.map((name) => mine[name].id).sort());
       for (const name of ['old', 'mid', 'recent'] as const) expect(await items.hasBytes(mine[name])).toBe(kept.includes(name));
       // The other organization has the same kinds at the same instants, and loses none of them.

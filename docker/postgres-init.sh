@@ -1,6 +1,6 @@
 #!/bin/sh
 # Run once by the postgres image, on an empty data volume (/docker-entrypoint-initdb.d): the two roles and the
-# database of README "Database roles". The owner owns the database (and, on PostgreSQL 15+, its public schema)
+# database of docs/database-roles.md. The owner owns the database (and, on PostgreSQL 15+, its public schema)
 # and runs the migrations; the service role owns nothing and gets its grants from the owner after each migration
 # run. Neither is a superuser. Passwords come from the environment compose gives this container.
 set -eu

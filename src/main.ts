@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app/app.module';
 import { configureApp } from './app/app.setup';
+import { servingLine } from './app/serving-line';
 import { shutDown, shutdownBudget } from './app/shutdown';
 import { writeApiError } from './http/error-response';
 import { HttpDrain } from './http/http-drain';
@@ -101,7 +102,7 @@ async function serve(app: NestExpressApplication, config: AppConfig, database: O
   await app.listen(port, host).catch((error: unknown) => {
     throw explainListenFailure(error, port, host);
   });
-  logger.log(`Serving ${config.urls.baseUrl} (docs at ${config.urls.publicUrl}/docs)`);
+  logger.log(servingLine(config.urls));
 }
 
 void bootstrap().catch((error: unknown) => {

@@ -68,6 +68,6 @@ function explainMigrationFailure(error: unknown, role: string): unknown {
   if (!cause?.code || !NOT_THE_OWNER.has(cause.code)) return error;
   return new DatabaseSetupError(
     `Migrating the database as role "${role}" failed: ${cause.message}. Migrations run as the role that owns the ` +
-      "schema: set DATABASE_MIGRATION_URL to that role (DATABASE_URL stays the service's own role); see README, Database roles.",
+      "schema: set DATABASE_MIGRATION_URL to that role (DATABASE_URL stays the service's own role); see docs/database-roles.md.",
   );
 }

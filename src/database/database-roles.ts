@@ -155,7 +155,7 @@ export async function inspectServiceRole(url: string): Promise<ServiceRoleReport
   });
 }
 
-const HOW = 'see README, Database roles';
+const HOW = 'see docs/database-roles.md';
 
 /** The boot warnings for a role the service should not run as; none for a role that owns nothing. */
 export function serviceRoleWarnings(report: ServiceRoleReport): string[] {

@@ -8,6 +8,13 @@ export type FlagType = (typeof FLAG_TYPES)[number];
 export const FLAG_RUNTIMES = ['shared', 'server'] as const;
 export type FlagRuntime = (typeof FLAG_RUNTIMES)[number];
 
+/** What a runtime decides, in the OpenAPI document wherever a flag's runtime is chosen or shown (the console says the same). */
+export const RUNTIME_DESCRIPTION =
+  "Who may read the flag. `shared`: game servers receive it and may relay it to players' game clients (the SDK's " +
+  '`clientSafe()` passes on only these), so players can read it. `server`: game servers receive it too (the config poll and ' +
+  'OFREP serve both) but must never forward it to a client. Create a flag that holds a secret, or that players must not see, ' +
+  'as `server`.';
+
 export const FLAG_KEY_PATTERN = /^[a-z0-9][a-z0-9_-]*$/;
 
 /** The editable state of a flag: what the audit log records before and after every change. */

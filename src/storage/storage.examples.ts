@@ -1,5 +1,5 @@
 import { StorageItemPageDto } from './items/dto/list-items.dto';
-import { MessageDto, PurgeResultDto } from './items/dto/purge.dto';
+import { dryRunPurgeMessage, MessageDto, PurgeResultDto } from './items/dto/purge.dto';
 import { StorageItemDto, UploadedItemDto } from './items/dto/storage-item.dto';
 import { StorageStatsDto } from './items/dto/storage-stats.dto';
 import { StorageKind } from './items/storage-kind';
@@ -76,10 +76,10 @@ export const STORAGE_STATS_EXAMPLE: StorageStatsDto = {
 };
 
 export const PURGE_RESULT_EXAMPLES = {
-  purged: { summary: 'Purged', value: { message: 'Purged 3 item(s)', purgedCount: 3 } satisfies PurgeResultDto },
+  purged: { summary: 'Purged', value: { message: 'Purged 3 item(s)', purgedCount: 3, dryRun: false } satisfies PurgeResultDto },
   dryRun: {
     summary: 'dryRun: true',
-    value: { message: 'Dry run: 3 item(s) would be purged; nothing was deleted', purgedCount: 3 } satisfies PurgeResultDto,
+    value: { message: dryRunPurgeMessage(3), purgedCount: 3, dryRun: true } satisfies PurgeResultDto,
   },
 };
 

@@ -850,6 +850,11 @@ describe('the console in Chromium', () => {
       await check('flags');
       await p.getByRole('link', { name: 'New flag' }).click();
       await p.getByRole('heading', { name: 'New flag' }).waitFor();
+      // runtime is explained where it is chosen (issue 33): the hint under the field is its description, in the screenshot.
+      const runtimeHint = await p.locator(`[id="${await p.getByLabel('Runtime').getAttribute('aria-describedby')}"]`).textContent();
+      expect(runtimeHint).toMatch(
+        /^Who may read the flag\. Shared: game servers get it and may pass it on to players.*Server: only game servers get it; choose it for secrets/,
+      );
       await check('new-flag');
       await p.goto(`${t.config.urls.publicUrl}/console/flags/${flag.id}`);
       await p.getByRole('heading', { name: 'loot-table' }).waitFor();

@@ -122,6 +122,13 @@ describe('booting the service', () => {
 
     it('says in its boot log that the admin API is off when ADMIN_TOKEN is unset, and its 401 says so', async () => {
       expect(running.output()).toMatch(/ADMIN_TOKEN is not set: the admin API is off and every admin call answers 401/);
+      // Where to go next, for the PORT it was given: the API, the console and the docs (issue 33, the first hour).
+      expect(logLines(running.output())).toContainEqual(
+        expect.objectContaining({
+          context: 'Bootstrap',
+          msg: `Serving the API at http://localhost:${port}/v1, the console at http://localhost:${port}/console, the docs at http://localhost:${port}/docs`,
+        }),
+      );
       const refused = await fetch(`http://127.0.0.1:${port}/v1/admin/organizations`, {
         method: 'POST',
         headers: { Authorization: 'Bearer boot-test-admin-token-0123456789abcdef', 'Content-Type': 'application/json' },

@@ -178,6 +178,22 @@ describe('OpenAPI document', () => {
     expect(Object.keys(schemas.ApiErrorDto.properties!).sort()).toEqual(['error', 'message', 'statusCode']);
   });
 
+  it("explains a flag's runtime where it is chosen and shown: who receives shared and server flags, and which to pick for a secret", () => {
+    for (const schema of ['CreateFlagDto', 'UpdateFlagDto', 'FeatureFlagDto']) {
+      const runtime = (schemas[schema].properties as Record<string, { description?: string }>).runtime;
+      expect([schema, runtime.description]).toEqual([
+        schema,
+        expect.stringMatching(/`shared`: game servers receive it and may relay it to players' game clients.*`server`:.*must never forward it/),
+      ]);
+      expect(runtime.description).toMatch(/secret/);
+    }
+  });
+
+  it("says whether a purge was a dry run, in its answer, beside the spec's purgedCount", () => {
+    expect(Object.keys(schemas.PurgeResultDto.properties!).sort()).toEqual(['dryRun', 'message', 'purgedCount']);
+    expect([...(schemas.PurgeResultDto.required ?? [])].sort()).toEqual(['dryRun', 'message', 'purgedCount']);
+  });
+
   it('is made the same with no database (what the console build generates its client from)', async () => {
     const served = await request(t.http).get('/docs-json').expect(200);
     const preview = JSON.parse(JSON.stringify(await previewOpenApiDocument(t.config)));

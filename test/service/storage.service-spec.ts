@@ -177,10 +177,18 @@ describe('storage rules (services on a real database)', () => {
       const kept = (Object.keys(mine) as Array<keyof typeof mine>).filter((name) => !purged.includes(name));
 
       const dry = await storage.purge(own, { ...dto, dryRun: true });
-      expect(dry).toEqual({ message: `Dry run: ${purged.length} item(s) would be purged; nothing was deleted`, purgedCount: purged.length });
+      expect(dry).toEqual({
+        message: `Dry run (dryRun: true): ${purged.length} item(s) would be purged; nothing was deleted`,
+        purgedCount: purged.length,
+        dryRun: true,
+      });
       expect(await ids(own)).toHaveLength(4);
 
-      await expect(storage.purge(own, dto)).resolves.toEqual({ message: `Purged ${purged.length} item(s)`, purgedCount: purged.length });
+      await expect(storage.purge(own, dto)).resolves.toEqual({
+        message: `Purged ${purged.length} item(s)`,
+        purgedCount: purged.length,
+        dryRun: false,
+      });
       expect(await ids(own)).toEqual(kept.map((name) => mine[name].id).sort());
       for (const name of ['old', 'mid', 'recent'] as const) expect(await items.hasBytes(mine[name])).toBe(kept.includes(name));
       // The other organization has the same kinds at the same instants, and loses none of them.

@@ -5,6 +5,14 @@ export const MAX_VALUE_DEPTH = 4;
 export type FlagType = 'boolean' | 'string' | 'number' | 'json';
 export const FLAG_TYPES: FlagType[] = ['boolean', 'string', 'number', 'json'];
 
+/**
+ * What a flag's runtime decides, said where it is chosen (the API's description says the same): both reach the game
+ * servers; only `shared` may go on to the players' game clients.
+ */
+export const RUNTIME_HELP =
+  'Who may read the flag. Shared: game servers get it and may pass it on to players’ game clients, so players can see it. ' +
+  'Server: only game servers get it; choose it for secrets and anything players must not see.';
+
 /** Containers deep: `{"a": 1}` is 1, `{"a": {"b": 1}}` is 2 (as the service counts). */
 export function depthOf(value: unknown): number {
   if (value === null || typeof value !== 'object') return 0;

@@ -9,7 +9,7 @@ import { Layout } from '../components/Layout';
 import { RulesEditor } from '../components/RulesEditor';
 import { Schedules } from '../components/Schedules';
 import { JSON_HELP, ValueEditor } from '../components/ValueEditor';
-import type { FlagType } from '../lib/flag-values';
+import { type FlagType, RUNTIME_HELP } from '../lib/flag-values';
 import { Link, navigate } from '../router';
 import { useSignedIn } from '../session';
 import { LOCKED_REASON } from './Flags';
@@ -202,11 +202,11 @@ export function FlagDetail({ id }: { id: string }) {
             />
           )}
         </Field>
-        <Field label="Runtime" error={fieldError('runtime')}>
+        <Field label="Runtime" help={RUNTIME_HELP} error={fieldError('runtime')}>
           {(props) => (
             <select {...props} value={runtime} disabled={!editable} onChange={(event) => setRuntime(event.target.value as 'shared' | 'server')}>
-              <option value="shared">shared</option>
-              <option value="server">server</option>
+              <option value="shared">shared: servers and players</option>
+              <option value="server">server: game servers only</option>
             </select>
           )}
         </Field>

@@ -3,7 +3,7 @@ import { api, ApiProblem, ok } from '../api/client';
 import { Field, FormError } from '../components/Field';
 import { Layout } from '../components/Layout';
 import { initialValue, JSON_HELP, ValueEditor } from '../components/ValueEditor';
-import { FLAG_TYPES, type FlagType } from '../lib/flag-values';
+import { FLAG_TYPES, type FlagType, RUNTIME_HELP } from '../lib/flag-values';
 import { navigate } from '../router';
 
 const KEY_HELP = 'What servers read it by; it cannot change later. Lowercase letters, digits, _ and -.';
@@ -69,11 +69,11 @@ export function NewFlag() {
         <Field label="Value" help={type === 'json' ? JSON_HELP : undefined} error={value.problem ?? fieldError('value')}>
           {(props) => <ValueEditor id={props.id} describedBy={props['aria-describedby']} type={type} value={value.value} onChange={setValue} />}
         </Field>
-        <Field label="Runtime" help="Shared flags may be relayed to players; keep anything secret on the server." error={fieldError('runtime')}>
+        <Field label="Runtime" help={RUNTIME_HELP} error={fieldError('runtime')}>
           {(props) => (
             <select {...props} value={runtime} onChange={(event) => setRuntime(event.target.value as 'shared' | 'server')}>
-              <option value="shared">shared</option>
-              <option value="server">server</option>
+              <option value="shared">shared: servers and players</option>
+              <option value="server">server: game servers only</option>
             </select>
           )}
         </Field>

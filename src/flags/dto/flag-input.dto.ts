@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptions } from '@nestjs/swagger';
 import { IsBoolean, IsIn, IsOptional, IsString, IsUUID, Length, Matches, ValidateIf } from 'class-validator';
 import { CharLength, KeepJsonAsSent } from '../../common/validation';
-import { FLAG_KEY_PATTERN, FLAG_RUNTIMES, FLAG_TYPES, FlagRuntime, FlagType } from '../flag.model';
+import { FLAG_KEY_PATTERN, FLAG_RUNTIMES, FLAG_TYPES, FlagRuntime, FlagType, RUNTIME_DESCRIPTION } from '../flag.model';
 import type { FlagRule } from '../targeting/flag-rules';
 import { IsFlagValue, Immutable, SentWith } from './flag-value.validators';
 import { IsFlagRules, rulesProperty } from './flag-rules.dto';
@@ -43,7 +43,7 @@ export class CreateFlagDto {
     required: false,
     enum: FLAG_RUNTIMES,
     default: 'shared',
-    description: '`shared` flags may be relayed to players; create secret-bearing flags as `server`',
+    description: `${RUNTIME_DESCRIPTION} Default: \`shared\`.`,
   })
   @IsOptional()
   @IsIn(FLAG_RUNTIMES, { message: RUNTIME_MESSAGE })
@@ -88,7 +88,7 @@ export class UpdateFlagDto {
   @IsFlagValue()
   value?: unknown;
 
-  @ApiProperty({ required: false, enum: FLAG_RUNTIMES })
+  @ApiProperty({ required: false, enum: FLAG_RUNTIMES, description: RUNTIME_DESCRIPTION })
   @ValidateIf((dto: UpdateFlagDto) => dto.runtime !== undefined)
   @IsIn(FLAG_RUNTIMES, { message: RUNTIME_MESSAGE })
   runtime?: FlagRuntime;

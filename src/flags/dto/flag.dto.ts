@@ -3,7 +3,7 @@ import { Transform } from 'class-transformer';
 import { IsBoolean, IsOptional, IsString, MaxLength } from 'class-validator';
 import { PageQueryDto, pageFields } from '../../common/dto/pagination';
 import { FeatureFlagQuotaDto } from '../../quota/dto/quota.dto';
-import { Flag, FLAG_RUNTIMES, FLAG_TYPES, FlagRuntime, FlagType, snapshotOf } from '../flag.model';
+import { Flag, FLAG_RUNTIMES, FLAG_TYPES, FlagRuntime, FlagType, RUNTIME_DESCRIPTION, snapshotOf } from '../flag.model';
 import { JSON_VALUE_SCHEMA } from './json-value.schema';
 import { rulesProperty } from './flag-rules.dto';
 import type { FlagRule } from '../targeting/flag-rules';
@@ -16,7 +16,7 @@ export class FeatureFlagDto {
   @ApiProperty({ type: String, nullable: true }) description: string | null;
   @ApiProperty({ enum: FLAG_TYPES }) type: FlagType;
   @ApiProperty(JSON_VALUE_SCHEMA) value: unknown;
-  @ApiProperty({ enum: FLAG_RUNTIMES }) runtime: FlagRuntime;
+  @ApiProperty({ enum: FLAG_RUNTIMES, description: RUNTIME_DESCRIPTION }) runtime: FlagRuntime;
   @ApiProperty({ description: 'Archived flags are left out of the config payload' }) archived: boolean;
   @ApiProperty(rulesProperty('Targeting rules, in order; absent when the flag has none')) rules?: FlagRule[];
   @ApiProperty({ description: 'Beyond the allowance: still serving, but name, description, value and runtime cannot be edited' })

@@ -76,7 +76,8 @@ export class StorageController {
     summary: 'Delete every file matching the filters (kind, before, after combine); irreversible unless dryRun',
     description:
       'The filters are JSON body fields (not query parameters) and combine; an empty body (or none) matches every file, pending ' +
-      'ones included. Send `dryRun: true` first: it answers the count and deletes nothing. Purged files answer 404 on the CDN at once.',
+      'ones included. Send `dryRun: true` first: it answers `dryRun: true` with the count of files that would be purged (`purgedCount`) ' +
+      'and deletes nothing; a purge answers `dryRun: false` with the count it deleted. Purged files answer 404 on the CDN at once.',
   })
   @ApiJsonBody(
     PurgeDto,

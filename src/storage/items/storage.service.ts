@@ -12,7 +12,7 @@ import { SignedUrlDto, SignedUrlQueryDto } from '../signed-urls/dto/signed-url.d
 import { SignedUrls, UPLOAD_URL_LIFETIME_MS } from '../signed-urls/signed-urls';
 import { StorageErrors } from '../storage.errors';
 import { ListItemsQueryDto, StorageItemPageDto } from './dto/list-items.dto';
-import { MessageDto, PurgeDto, PurgeResultDto } from './dto/purge.dto';
+import { dryRunPurgeMessage, MessageDto, PurgeDto, PurgeResultDto } from './dto/purge.dto';
 import { StorageItemDto } from './dto/storage-item.dto';
 import { StorageStatsDto } from './dto/storage-stats.dto';
 import { StorageAllocation } from './storage-allocation';
@@ -135,12 +135,12 @@ export class StorageService {
     };
     if (dto.dryRun) {
       const count = await this.repository.countItems(this.sql, organizationId, filter);
-      return { message: `Dry run: ${count} item(s) would be purged; nothing was deleted`, purgedCount: count };
+      return { message: dryRunPurgeMessage(count), purgedCount: count, dryRun: true };
     }
     const deleted = await this.repository.deleteItems(this.sql, organizationId, filter);
     this.events.announce(organizationId, { type: 'storage', ids: deleted.map((item) => item.id), change: 'purged' });
     await this.deleteObjects(deleted.map((item) => item.objectKey));
-    return { message: `Purged ${deleted.length} item(s)`, purgedCount: deleted.length };
+    return { message: `Purged ${deleted.length} item(s)`, purgedCount: deleted.length, dryRun: false };
   }
 
   /** After the rows are gone: a failure here only delays the removal of bytes until the next sweep. */

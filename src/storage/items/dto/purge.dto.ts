@@ -46,9 +46,20 @@ export class PurgeDto {
   dryRun?: boolean;
 }
 
+/** A dry run's message: what `purgedCount` counts there, and that nothing is gone (decisions, turn 5). */
+export function dryRunPurgeMessage(count: number): string {
+  return `Dry run (dryRun: true): ${count} item(s) would be purged; nothing was deleted`;
+}
+
 export class PurgeResultDto {
-  @ApiProperty() message: string;
-  @ApiProperty({ description: 'Items purged (with dryRun: items that would be purged)' }) purgedCount: number;
+  @ApiProperty({ description: 'What happened, in words: with dryRun, that the files would be purged and nothing was deleted' })
+  message: string;
+
+  @ApiProperty({ description: 'Items purged; with dryRun: true, the items that would be purged (none was deleted)' })
+  purgedCount: number;
+
+  @ApiProperty({ description: 'true: a dry run, nothing was deleted and purgedCount counts what would be; false: the files are gone' })
+  dryRun: boolean;
 }
 
 export class MessageDto {

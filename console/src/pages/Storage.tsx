@@ -1,4 +1,4 @@
-import { type ChangeEvent, type FormEvent, useCallback, useState } from 'react';
+import { type ChangeEvent, type FormEvent, useCallback, useRef, useState } from 'react';
 import { api, ApiProblem, ok } from '../api/client';
 import { useOrganizationEvents } from '../api/events';
 import { useLatestRead } from '../api/use-latest-read';
@@ -24,6 +24,28 @@ export function bytes(count: number): string {
     unit += 1;
   }
   return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+}
+
+/** What the gallery calls a file: its name, or else its kind and when it was uploaded ("Image of 27/11/2026, 10:00:12"). */
+export function fileLabel(item: Pick<Item, 'fileName' | 'kind' | 'createdAt'>): string {
+  if (item.fileName) return item.fileName;
+  return `${item.kind.charAt(0).toUpperCase()}${item.kind.slice(1)} of ${new Date(item.createdAt).toLocaleString()}`;
+}
+
+const FILE_NAME_MAX = 255;
+
+/**
+ * A browser file's name as the API's fileName takes it (1-255 characters, no `/`, `\` or control character), or
+ * undefined when nothing is left of it. Browsers give base names, so this rarely changes anything; a name too long
+ * keeps its extension.
+ */
+export function uploadName(name: string): string | undefined {
+  const clean = [...name.replace(/[\u0000-\u001f\u007f-\u009f]/g, '').replace(/[/\\]/g, '_')];
+  if (clean.length === 0) return undefined;
+  if (clean.length <= FILE_NAME_MAX) return clean.join('');
+  const dot = clean.lastIndexOf('.');
+  const extension = dot > 0 && clean.length - dot <= 16 ? clean.slice(dot) : [];
+  return [...clean.slice(0, FILE_NAME_MAX - extension.length - 1), '…', ...extension].join('');
 }
 
 /** Storage: usage against the allocation by kind, the files as a gallery, uploads with progress, delete and purge. */
@@ -94,13 +116,16 @@ export function Storage() {
             <li key={item.id}>
               <figure>
                 {item.kind === 'image' && item.state === 'complete' ? (
-                  <img src={`/c/${session.organization!.id}/${item.id}`} alt={`Image ${item.id}`} loading="lazy" />
+                  <img src={`/c/${session.organization!.id}/${item.id}`} alt={fileLabel(item)} loading="lazy" />
                 ) : (
                   <div className="file-icon" aria-hidden="true">
                     {item.kind}
                   </div>
                 )}
                 <figcaption>
+                  <span className="file-name" title={fileLabel(item)}>
+                    {fileLabel(item)}
+                  </span>
                   {item.kind}, {bytes(item.size)}
                   {item.state === 'pending' ? ' (uploading)' : ''}
                   <br />
@@ -109,7 +134,7 @@ export function Storage() {
               </figure>
               {canWrite && (
                 <button type="button" className="danger" onClick={() => setDeleting(item)}>
-                  Delete<span className="visually-hidden"> file {item.id}</span>
+                  Delete<span className="visually-hidden"> file {fileLabel(item)}</span>
                 </button>
               )}
             </li>
@@ -125,7 +150,9 @@ export function Storage() {
         onCancel={() => setDeleting(null)}
         onConfirm={() => void remove(deleting!)}
       >
-        <p>The CDN stops serving it and its space is freed. This cannot be undone.</p>
+        <p>
+          {deleting ? <strong>{fileLabel(deleting)}</strong> : null} The CDN stops serving it and its space is freed. This cannot be undone.
+        </p>
       </ConfirmDialog>
     </Layout>
   );
@@ -183,21 +210,33 @@ function Usage({ stats }: { stats: Stats }) {
   );
 }
 
-/** An upload through a signed URL, with the browser's own progress events (fetch has none for uploads). */
+/**
+ * An upload through a signed URL, with the browser's own progress events (fetch has none for uploads). One at a time:
+ * the button is disabled while one runs, and a second submit before React has drawn that (a double click) is
+ * dropped by the ref; a finished upload clears the choice, so the same file is not sent twice by accident.
+ */
 function Upload({ onUploaded }: { onUploaded: () => void }) {
   const [file, setFile] = useState<File | null>(null);
   const [progress, setProgress] = useState<number | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   const [done, setDone] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const running = useRef(false);
+  const input = useRef<HTMLInputElement | null>(null);
 
   const upload = async (event: FormEvent) => {
     event.preventDefault();
-    if (!file) return;
+    if (!file || running.current) return;
+    running.current = true;
+    setBusy(true);
     setProblem(null);
     setDone(null);
     try {
       const contentType = file.type || 'application/octet-stream';
-      const signed = await ok(api.GET('/v1/storage/signed-url', { params: { query: { contentType, size: file.size } } }));
+      const fileName = uploadName(file.name);
+      const signed = await ok(
+        api.GET('/v1/storage/signed-url', { params: { query: { contentType, size: file.size, ...(fileName ? { fileName } : {}) } } }),
+      );
       setProgress(0);
       await new Promise<void>((resolve, reject) => {
         const request = new XMLHttpRequest();
@@ -216,10 +255,15 @@ function Upload({ onUploaded }: { onUploaded: () => void }) {
       });
       setProgress(1);
       setDone(`${file.name} uploaded.`);
+      setFile(null);
+      if (input.current) input.current.value = '';
       onUploaded();
     } catch (error) {
       setProgress(null);
       setProblem((error as ApiProblem).explain());
+    } finally {
+      running.current = false;
+      setBusy(false);
     }
   };
 
@@ -228,10 +272,18 @@ function Upload({ onUploaded }: { onUploaded: () => void }) {
       <h2 id="upload-title">Upload a file</h2>
       <form onSubmit={upload} noValidate className="inline-form">
         <Field label="File" error={problem}>
-          {(props) => <input {...props} type="file" onChange={(event: ChangeEvent<HTMLInputElement>) => setFile(event.target.files?.[0] ?? null)} />}
+          {(props) => (
+            <input
+              {...props}
+              ref={input}
+              type="file"
+              disabled={busy}
+              onChange={(event: ChangeEvent<HTMLInputElement>) => setFile(event.target.files?.[0] ?? null)}
+            />
+          )}
         </Field>
-        <button type="submit" disabled={!file}>
-          Upload
+        <button type="submit" disabled={!file || busy} aria-busy={busy}>
+          {busy ? 'Uploading…' : 'Upload'}
         </button>
       </form>
       {progress !== null && (

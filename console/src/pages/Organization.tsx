@@ -179,7 +179,7 @@ function Invitations({ invitations, act }: { invitations: Invitation[]; act: (ca
             <p role="status">
               Send {created.email} this link (valid 7 days, once): <code className="link">{created.url}</code>
             </p>
-            <CopyButton text={created.url} what={`the invitation link for ${created.email}`} />
+            <CopyButton text={created.url} label="Copy the link" detail={`for ${created.email}`} />
           </div>
         ) : (
           <p className="notice" role="status">
@@ -305,7 +305,7 @@ function ApiKeys({ keys, act }: { keys: ApiKey[]; act: (call: () => Promise<unkn
           <p role="status">
             The new key {issuedKey.name}, shown this once (the service keeps only its hash): <code className="link">{issuedKey.key}</code>
           </p>
-          <CopyButton text={issuedKey.key} what={`the key ${issuedKey.name}`} />
+          <CopyButton text={issuedKey.key} label="Copy the key" detail={issuedKey.name} />
         </div>
       )}
       <ConfirmDialog
@@ -330,7 +330,7 @@ function ApiKeys({ keys, act }: { keys: ApiKey[]; act: (call: () => Promise<unkn
  * Copies `text` to the clipboard, saying so. Where the page is not a secure context (plain http on another host than
  * localhost) the Clipboard API is absent: the text is selected and copied the older way, or left selected for Ctrl+C.
  */
-function CopyButton({ text, what }: { text: string; what: string }) {
+function CopyButton({ text, label, detail }: { text: string; label: string; detail: string }) {
   const [said, setSaid] = useState<string | null>(null);
   const selectable = useRef<HTMLSpanElement | null>(null);
   useEffect(() => setSaid(null), [text]);
@@ -353,7 +353,8 @@ function CopyButton({ text, what }: { text: string; what: string }) {
   return (
     <p className="copy">
       <button type="button" onClick={() => void copy()}>
-        Copy<span className="visually-hidden"> {what}</span>
+        {label}
+        <span className="visually-hidden"> {detail}</span>
       </button>{' '}
       <span className="visually-hidden" aria-hidden="true" ref={selectable}>
         {text}

@@ -26,10 +26,11 @@ export function bytes(count: number): string {
   return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
 }
 
-/** What the gallery calls a file: its name, or else its kind and when it was uploaded ("Image of 27/11/2026, 10:00:12"). */
+/** What the gallery calls a file: its name, or else its kind and when it was uploaded ("Image of Nov 27, 2026, 10:00 AM"). */
 export function fileLabel(item: Pick<Item, 'fileName' | 'kind' | 'createdAt'>): string {
   if (item.fileName) return item.fileName;
-  return `${item.kind.charAt(0).toUpperCase()}${item.kind.slice(1)} of ${new Date(item.createdAt).toLocaleString()}`;
+  const when = new Date(item.createdAt).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  return `${item.kind.charAt(0).toUpperCase()}${item.kind.slice(1)} of ${when}`;
 }
 
 const FILE_NAME_MAX = 255;
@@ -123,13 +124,24 @@ export function Storage() {
                   </div>
                 )}
                 <figcaption>
-                  <span className="file-name" title={fileLabel(item)}>
-                    {fileLabel(item)}
-                  </span>
+                  {item.fileName ? (
+                    <span className="file-name" title={item.fileName}>
+                      {item.fileName}
+                    </span>
+                  ) : (
+                    // No name: its kind and date are what the file is called.
+                    <time className="file-name" dateTime={item.createdAt}>
+                      {fileLabel(item)}
+                    </time>
+                  )}
                   {item.kind}, {bytes(item.size)}
                   {item.state === 'pending' ? ' (uploading)' : ''}
-                  <br />
-                  <time dateTime={item.createdAt}>{new Date(item.createdAt).toLocaleString()}</time>
+                  {item.fileName && (
+                    <>
+                      <br />
+                      <time dateTime={item.createdAt}>{new Date(item.createdAt).toLocaleString()}</time>
+                    </>
+                  )}
                 </figcaption>
               </figure>
               {canWrite && (

@@ -207,5 +207,16 @@ describe('the console, first-hour polish, in Chromium', () => {
     expect(items.items[0]).toMatchObject({ fileName: 'twice.txt', state: 'complete' });
     // Done: the choice is cleared, so the same file is not sent again by a second press.
     expect(await upload.getByRole('button', { name: 'Upload', exact: true }).isDisabled()).toBe(true);
+
+    // Two submits in one go (a script, or a keyboard repeating faster than a redraw): one upload still.
+    await upload.getByLabel('File').setInputFiles({ name: 'again.txt', mimeType: 'text/plain', buffer: Buffer.from('once more') });
+    await p.evaluate(() => {
+      const form = (globalThis as any).document.querySelector('#upload-title').parentElement.querySelector('form');
+      form.requestSubmit();
+      form.requestSubmit();
+    });
+    await upload.getByRole('status').filter({ hasText: 'again.txt uploaded.' }).waitFor();
+    expect(signings).toHaveLength(2);
+    expect((await request(t.http).get('/v1/storage/items').set(bearer(org.key)).expect(200)).body.total).toBe(2);
   });
 });

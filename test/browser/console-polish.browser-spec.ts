@@ -69,7 +69,10 @@ describe('the console, first-hour polish, in Chromium', () => {
   it('shows an invited person the organization, the role and who invited, before they join', async () => {
     const inviter = await member('admin', 'Maya Okafor');
     const session = await signIn(t, inviter.email);
-    const invited = await asSession(t, session, org.id).post('/organization/invitations').send({ email: 'sam@acme.example', role: 'editor' }).expect(201);
+    const invited = await asSession(t, session, org.id)
+      .post('/organization/invitations')
+      .send({ email: 'sam@acme.example', role: 'editor' })
+      .expect(201);
     const path = new URL(invited.body.url).pathname;
     for (const theme of ['light', 'dark'] as const) {
       const page = await open({ theme, path });
@@ -77,7 +80,12 @@ describe('the console, first-hour polish, in Chromium', () => {
       const facts = p.getByRole('definition');
       await p.getByRole('heading', { name: 'Join the studio on Flagstore' }).waitFor();
       await p.getByText('Maya Okafor invited sam@acme.example to Acme Games as editor.', { exact: false }).waitFor();
-      expect(await facts.allTextContents()).toEqual(['Acme Games', 'editor: may read and change its flags and files', 'Maya Okafor', 'sam@acme.example']);
+      expect(await facts.allTextContents()).toEqual([
+        'Acme Games',
+        'editor: may read and change its flags and files',
+        'Maya Okafor',
+        'sam@acme.example',
+      ]);
       expect(await p.getByRole('term').allTextContents()).toEqual(['Organization', 'Role', 'Invited by', 'For']);
       // Both ways in, whatever the email: the page cannot know whether it has an account.
       await p.getByRole('link', { name: 'sign in as sam@acme.example' }).waitFor();
@@ -99,7 +107,9 @@ describe('the console, first-hour polish, in Chromium', () => {
     await invitations.getByRole('status').filter({ hasText: 'Copied.' }).waitFor();
     expect(await clipboard(p)).toBe(link);
     // The copied link works: it is the invitation's.
-    await request(t.http).get(`/v1/auth/invitations/${link.split('/').pop()}`).expect(200);
+    await request(t.http)
+      .get(`/v1/auth/invitations/${link.split('/').pop()}`)
+      .expect(200);
 
     const keys = p.getByRole('region', { name: 'API keys' });
     await keys.getByLabel('New key name').fill('game-servers-eu');
@@ -113,7 +123,11 @@ describe('the console, first-hour polish, in Chromium', () => {
 
     await keys.getByRole('button', { name: 'Revoke game-servers-eu' }).click();
     await p.getByRole('dialog', { name: 'Revoke game-servers-eu?' }).getByRole('button', { name: 'Revoke game-servers-eu' }).click();
-    await keys.getByRole('row').filter({ hasText: 'game-servers-eu' }).getByText(/^revoked/).waitFor();
+    await keys
+      .getByRole('row')
+      .filter({ hasText: 'game-servers-eu' })
+      .getByText(/^revoked/)
+      .waitFor();
     // The secret of a revoked key is shown nowhere any more, and neither is its copy button.
     expect(await keys.locator('code.link').count()).toBe(0);
     expect(await p.getByRole('button', { name: 'Copy the key game-servers-eu' }).count()).toBe(0);
@@ -130,12 +144,18 @@ describe('the console, first-hour polish, in Chromium', () => {
     await keys.getByRole('button', { name: 'Issue the key' }).click();
     const key = (await keys.locator('code.link').textContent())!;
     const listed = (await asSession(t, colleague, org.id).get('/organization/api-keys').expect(200)).body as Array<{ id: string; name: string }>;
-    await asSession(t, colleague, org.id).delete(`/organization/api-keys/${listed.find((entry) => entry.name === 'build-bot')!.id}`).expect(204);
+    await asSession(t, colleague, org.id)
+      .delete(`/organization/api-keys/${listed.find((entry) => entry.name === 'build-bot')!.id}`)
+      .expect(204);
     // Any change on the page reads the keys again (here: another invitation).
     const invitations = p.getByRole('region', { name: 'Invitations' });
     await invitations.getByLabel('Email to invite').fill('kim@acme.example');
     await invitations.getByRole('button', { name: 'Invite' }).click();
-    await keys.getByRole('row').filter({ hasText: 'build-bot' }).getByText(/^revoked/).waitFor();
+    await keys
+      .getByRole('row')
+      .filter({ hasText: 'build-bot' })
+      .getByText(/^revoked/)
+      .waitFor();
     expect(await p.content()).not.toContain(key);
   });
 
@@ -197,7 +217,10 @@ describe('the console, first-hour polish, in Chromium', () => {
     expect(await button.isDisabled()).toBe(true);
     expect(await upload.getByLabel('File').isDisabled()).toBe(true);
     // Enter on the form does nothing either.
-    await upload.getByRole('button', { name: 'Uploading…' }).press('Enter').catch(() => undefined);
+    await upload
+      .getByRole('button', { name: 'Uploading…' })
+      .press('Enter')
+      .catch(() => undefined);
     await page.screenshot('storage-uploading', 'light');
     release();
     await upload.getByRole('status').filter({ hasText: 'twice.txt uploaded.' }).waitFor();

@@ -106,7 +106,7 @@ describe('reading an invitation by its link', () => {
 
     // What each read asks the database about invitations and users: the same statements whatever the email.
     const statements = jest.spyOn(t.app.get(Sql), 'rows');
-    const answers = [];
+    const answers: request.Response[] = [];
     const work: string[][] = [];
     for (const invitation of [withAccount, withoutAccount, withMembership, withDeletedAccount]) {
       statements.mockClear();
@@ -116,7 +116,7 @@ describe('reading an invitation by its link', () => {
     statements.mockRestore();
     expect(work[0]).toHaveLength(1);
     for (const statementsOfOne of work.slice(1)) expect(statementsOfOne).toEqual(work[0]);
-    const shape = (answer: (typeof answers)[number]) => ({
+    const shape = (answer: request.Response) => ({
       body: { ...answer.body, email: '<email>', expiresAt: '<expiresAt>' },
       headers: Object.keys(answer.headers)
         .filter((name) => !['date', 'etag', 'content-length', 'x-request-id'].includes(name))

@@ -35,7 +35,8 @@ describe('the storage file names migration', () => {
     const db = new Client({ connectionString: ownerUrl() });
     await db.connect();
     try {
-      const [{ id: organizationId }] = (await db.query(`INSERT INTO organizations (name, storage_allocation) VALUES ('Acme', 1000) RETURNING id`)).rows;
+      const [{ id: organizationId }] = (await db.query(`INSERT INTO organizations (name, storage_allocation) VALUES ('Acme', 1000) RETURNING id`))
+        .rows;
       const complete = randomUUID();
       const pending = randomUUID();
       await db.query(
@@ -59,7 +60,9 @@ describe('the storage file names migration', () => {
       await db.query('UPDATE storage_items SET file_name = $1 WHERE id = $2', ['Übersicht 🎮.png', complete]);
       expect((await db.query('SELECT file_name FROM storage_items WHERE id = $1', [complete])).rows[0].file_name).toBe('Übersicht 🎮.png');
       for (const bad of ['', 'a/b', 'a\\b', 'a\nb', 'a\u007fb', 'x'.repeat(256)]) {
-        await expect(db.query('UPDATE storage_items SET file_name = $1 WHERE id = $2', [bad, pending])).rejects.toThrow(/storage_items_file_name_valid/);
+        await expect(db.query('UPDATE storage_items SET file_name = $1 WHERE id = $2', [bad, pending])).rejects.toThrow(
+          /storage_items_file_name_valid/,
+        );
       }
     } finally {
       await db.end();

@@ -42,10 +42,14 @@ describe('storage file names', () => {
     (await t.db.query('SELECT id, metadata, file_name, state FROM storage_items WHERE organization_id = $1 ORDER BY created_at', [org.id])).rows;
   const items = async (org: TestOrganization) =>
     (await request(t.http).get('/v1/storage/items').set(bearer(org.key)).expect(200)).body.items as Array<Record<string, unknown>>;
-  const cdn = (mediaUrl: string) => request(t.http).get(pathOf(mediaUrl)).buffer(true).parse((res, done) => {
-    res.on('data', () => undefined);
-    res.on('end', () => done(null, null));
-  });
+  const cdn = (mediaUrl: string) =>
+    request(t.http)
+      .get(pathOf(mediaUrl))
+      .buffer(true)
+      .parse((res, done) => {
+        res.on('data', () => undefined);
+        res.on('end', () => done(null, null));
+      });
 
   it('names a pre-allocated upload: stored in its own column, answered as fileName, metadata exactly as sent', async () => {
     const org = await createOrganization(t);
@@ -169,7 +173,11 @@ describe('storage file names', () => {
 
     // Browsers send the name as raw UTF-8 bytes in filename="...".
     const raw = multipart([`Content-Disposition: form-data; name="file"; filename="${NAME}"`, 'Content-Type: image/png'], bytes(30));
-    const rawAnswer = await request(t.http).post(pathOf((await signedUrl(t, org)).url)).set('Content-Type', raw.contentType).send(raw.body).expect(201);
+    const rawAnswer = await request(t.http)
+      .post(pathOf((await signedUrl(t, org)).url))
+      .set('Content-Type', raw.contentType)
+      .send(raw.body)
+      .expect(201);
     expect(rawAnswer.body.fileName).toBe(NAME);
     expect(extendedName((await cdn(rawAnswer.body.mediaUrl).expect(200)).headers['content-disposition'] as string)).toBe(NAME);
 
@@ -190,8 +198,14 @@ describe('storage file names', () => {
     );
 
     // A path in the filename (old browsers sent one) keeps its last segment; no filename at all names nothing.
-    const withPath = multipart(['Content-Disposition: form-data; name="file"; filename="C:\\fakepath\\map.png"', 'Content-Type: image/png'], bytes(5));
-    const pathAnswer = await request(t.http).post(pathOf((await signedUrl(t, org)).url)).set('Content-Type', withPath.contentType).send(withPath.body);
+    const withPath = multipart(
+      ['Content-Disposition: form-data; name="file"; filename="C:\\fakepath\\map.png"', 'Content-Type: image/png'],
+      bytes(5),
+    );
+    const pathAnswer = await request(t.http)
+      .post(pathOf((await signedUrl(t, org)).url))
+      .set('Content-Type', withPath.contentType)
+      .send(withPath.body);
     expect(pathAnswer.status).toBe(201);
     expect(pathAnswer.body.fileName).toBe('map.png');
     const unnamed = multipart(['Content-Disposition: form-data; name="file"', 'Content-Type: application/octet-stream'], bytes(5));
@@ -204,14 +218,19 @@ describe('storage file names', () => {
     expect((await rows(org)).find((row) => row.id === unnamedAnswer.body.id).file_name).toBeNull();
   });
 
-  it("refuses a multipart filename the API would refuse as fileName, naming it, and the URL stays usable", async () => {
+  it('refuses a multipart filename the API would refuse as fileName, naming it, and the URL stays usable', async () => {
     const org = await createOrganization(t);
     const signed = await signedUrl(t, org);
     const send = (filename: string) => {
       const form = multipart([`Content-Disposition: form-data; name="file"; filename="${filename}"`, 'Content-Type: text/plain'], bytes(10));
       return request(t.http).post(pathOf(signed.url)).set('Content-Type', form.contentType).send(form.body);
     };
-    expectStorageError(await send('x'.repeat(256)), 400, 'VALIDATION_ERROR', /^The file part's filename \(the item's fileName\) must be 1-255 characters/);
+    expectStorageError(
+      await send('x'.repeat(256)),
+      400,
+      'VALIDATION_ERROR',
+      /^The file part's filename \(the item's fileName\) must be 1-255 characters/,
+    );
     expectStorageError(await send('tab\there.txt'), 400, 'VALIDATION_ERROR', /filename \(the item's fileName\) .*U\+0009/);
     expect(await rows(org)).toEqual([]);
     const ok = await send('fine.txt').expect(201);

@@ -162,9 +162,7 @@ export function Storage() {
         onCancel={() => setDeleting(null)}
         onConfirm={() => void remove(deleting!)}
       >
-        <p>
-          {deleting ? <strong>{fileLabel(deleting)}</strong> : null} The CDN stops serving it and its space is freed. This cannot be undone.
-        </p>
+        <p>{deleting ? <strong>{fileLabel(deleting)}</strong> : null} The CDN stops serving it and its space is freed. This cannot be undone.</p>
       </ConfirmDialog>
     </Layout>
   );

@@ -21,7 +21,7 @@ export class CdnController {
       'The public address of an upload (its mediaUrl): no authorisation, so anyone with the address can read the file. Served with ' +
       'its stored Content-Type, a strong ETag and `Cache-Control: immutable`; anything that is not an image, audio or video comes ' +
       'as an attachment. A file uploaded with a name (fileName) is offered under it: `Content-Disposition: inline` or `attachment`, ' +
-      "then `filename=\"<the name in safe ASCII>\"; filename*=UTF-8''<the name percent-encoded>` (RFC 6266). A pending, deleted or " +
+      'then `filename="<the name in safe ASCII>"; filename*=UTF-8\'\'<the name percent-encoded>` (RFC 6266). A pending, deleted or ' +
       'purged file is 404 at once. Browsers may call it cross-origin.',
   })
   @CdnResponses()
@@ -57,8 +57,8 @@ function CdnResponses() {
   const headers = {
     'Content-Disposition': {
       description:
-        'attachment for anything but images, audio and video; with the file\'s name when it has one: ' +
-        "`attachment; filename=\"Ubersicht.pdf\"; filename*=UTF-8''%C3%9Cbersicht.pdf` (inline media: `inline; filename=...`). Absent for an unnamed image, audio or video.",
+        "attachment for anything but images, audio and video; with the file's name when it has one: " +
+        '`attachment; filename="Ubersicht.pdf"; filename*=UTF-8\'\'%C3%9Cbersicht.pdf` (inline media: `inline; filename=...`). Absent for an unnamed image, audio or video.',
       schema: { type: 'string' },
     },
   };

@@ -33,7 +33,9 @@ export function contentDisposition(contentType: string, fileName: string | null 
  * and `\` (quoting rules differ between browsers) and `%` (some decode it, RFC 6266 appendix D).
  */
 function asciiFallback(fileName: string): string {
-  return [...fileName.normalize('NFD').replace(/[\u0300-\u036f]/g, '')].map((char) => (/^[\x20-\x7e]$/.test(char) && !'"\\%'.includes(char) ? char : '_')).join('');
+  return [...fileName.normalize('NFD').replace(/[\u0300-\u036f]/g, '')]
+    .map((char) => (/^[\x20-\x7e]$/.test(char) && !'"\\%'.includes(char) ? char : '_'))
+    .join('');
 }
 
 /** RFC 8187's value-chars: attr-chars as they are, every other UTF-8 byte percent-encoded. */

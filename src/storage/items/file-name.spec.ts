@@ -1,9 +1,12 @@
 import { fileNameProblem } from './file-name';
 
 describe('file names', () => {
-  it.each(['a', 'level 3.png', 'Übersicht – März.pdf', '夜の街.jpg', '🎮 save.dat', '..', 'x'.repeat(255), '🎮'.repeat(255)])('accepts %j', (name) => {
-    expect(fileNameProblem(name)).toBeNull();
-  });
+  it.each(['a', 'level 3.png', 'Übersicht – März.pdf', '夜の街.jpg', '🎮 save.dat', '..', 'x'.repeat(255), '🎮'.repeat(255)])(
+    'accepts %j',
+    (name) => {
+      expect(fileNameProblem(name)).toBeNull();
+    },
+  );
 
   it.each([
     ['', /1-255 characters.*got 0/],

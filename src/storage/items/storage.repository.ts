@@ -53,7 +53,17 @@ export class StorageRepository {
     const created = await db.row<StorageItem>(
       `INSERT INTO storage_items (id, organization_id, kind, size, content_type, metadata, file_name, object_key, state, upload_expires_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9) RETURNING ${COLUMNS}`,
-      [item.id, item.organizationId, item.kind, item.size, item.contentType, jsonOrNull(item.metadata), item.fileName ?? null, item.objectKey, uploadExpiresAt],
+      [
+        item.id,
+        item.organizationId,
+        item.kind,
+        item.size,
+        item.contentType,
+        jsonOrNull(item.metadata),
+        item.fileName ?? null,
+        item.objectKey,
+        uploadExpiresAt,
+      ],
     );
     return created!;
   }
@@ -62,7 +72,17 @@ export class StorageRepository {
     const created = await db.row<StorageItem>(
       `INSERT INTO storage_items (id, organization_id, kind, size, content_type, metadata, file_name, object_key, state, checksum, completed_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'complete', $9, clock_timestamp()) RETURNING ${COLUMNS}`,
-      [item.id, item.organizationId, item.kind, item.size, item.contentType, jsonOrNull(item.metadata), item.fileName ?? null, item.objectKey, checksum],
+      [
+        item.id,
+        item.organizationId,
+        item.kind,
+        item.size,
+        item.contentType,
+        jsonOrNull(item.metadata),
+        item.fileName ?? null,
+        item.objectKey,
+        checksum,
+      ],
     );
     return created!;
   }

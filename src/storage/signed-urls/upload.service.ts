@@ -162,7 +162,16 @@ export class UploadService {
       const item = await this.allocation.withinAllocation(organizationId, file.bytes, (db) =>
         this.repository.createComplete(
           db,
-          { id: itemId, organizationId, kind: kindOfContentType(contentType), size: file.bytes, contentType, metadata, fileName: file.name, objectKey },
+          {
+            id: itemId,
+            organizationId,
+            kind: kindOfContentType(contentType),
+            size: file.bytes,
+            contentType,
+            metadata,
+            fileName: file.name,
+            objectKey,
+          },
           file.checksum,
         ),
       );

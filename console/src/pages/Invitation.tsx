@@ -76,7 +76,7 @@ export function Invitation({ token }: { token: string }) {
                 {invitation.role}: may {ROLE_MEANS[invitation.role]}
               </dd>
               <dt>Invited by</dt>
-              <dd>{invitation.invitedBy?.name ?? 'an admin of the organization (no longer a user here)'}</dd>
+              <dd>{invitation.invitedBy?.name ?? 'an admin of the organization'}</dd>
               <dt>For</dt>
               <dd>{invitation.email}</dd>
             </dl>

@@ -110,6 +110,17 @@ describe('the console, first-hour polish, in Chromium', () => {
     await request(t.http)
       .get(`/v1/auth/invitations/${link.split('/').pop()}`)
       .expect(200);
+    // Where the Clipboard API is missing (plain http on a LAN address), the link is selected and copied the older way.
+    await p.evaluate(() => Object.defineProperty((globalThis as any).navigator, 'clipboard', { value: undefined, configurable: true }));
+    await invitations.getByRole('button', { name: 'Copy the link for sam@acme.example' }).click();
+    await p.waitForFunction((shown) => String((globalThis as any).getSelection()) === shown, link);
+    await invitations
+      .getByRole('status')
+      .filter({ hasText: /^(Copied\.|Selected: press Ctrl\+C)/ })
+      .waitFor();
+    await page.screenshot('organization-copy-fallback', 'light');
+    await p.reload();
+    await p.getByRole('region', { name: 'API keys' }).waitFor();
 
     const keys = p.getByRole('region', { name: 'API keys' });
     await keys.getByLabel('New key name').fill('game-servers-eu');

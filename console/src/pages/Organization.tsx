@@ -1,4 +1,4 @@
-import { type FormEvent, useCallback, useEffect, useRef, useState } from 'react';
+import { type FormEvent, useCallback, useEffect, useState } from 'react';
 import { api, ApiProblem, ok } from '../api/client';
 import type { components } from '../../.generated/api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
@@ -328,37 +328,35 @@ function ApiKeys({ keys, act }: { keys: ApiKey[]; act: (call: () => Promise<unkn
 
 /**
  * Copies `text` to the clipboard, saying so. Where the page is not a secure context (plain http on another host than
- * localhost) the Clipboard API is absent: the text is selected and copied the older way, or left selected for Ctrl+C.
+ * localhost) the Clipboard API is absent: the text shown beside the button (the notice's <code>) is selected and
+ * copied the older way, or left selected for Ctrl+C.
  */
 function CopyButton({ text, label, detail }: { text: string; label: string; detail: string }) {
   const [said, setSaid] = useState<string | null>(null);
-  const selectable = useRef<HTMLSpanElement | null>(null);
   useEffect(() => setSaid(null), [text]);
-  const copy = async () => {
+  const copy = async (button: HTMLButtonElement) => {
     try {
       await navigator.clipboard.writeText(text);
       setSaid('Copied.');
       return;
     } catch {
-      // No Clipboard API here (or no permission): fall back below.
+      // No Clipboard API here (or no permission): select the text instead.
     }
-    const range = document.createRange();
-    range.selectNodeContents(selectable.current!);
+    const shown = button.closest('.notice')?.querySelector('code');
     const selection = window.getSelection();
-    selection?.removeAllRanges();
-    selection?.addRange(range);
-    const copied = document.execCommand('copy');
-    setSaid(copied ? 'Copied.' : 'Selected: press Ctrl+C (⌘C on a Mac) to copy.');
+    if (!shown || !selection) return setSaid('Copy the text above by hand.');
+    const range = document.createRange();
+    range.selectNodeContents(shown);
+    selection.removeAllRanges();
+    selection.addRange(range);
+    setSaid(document.execCommand('copy') ? 'Copied.' : 'Selected: press Ctrl+C (⌘C on a Mac) to copy.');
   };
   return (
     <p className="copy">
-      <button type="button" onClick={() => void copy()}>
+      <button type="button" onClick={(event) => void copy(event.currentTarget)}>
         {label}
         <span className="visually-hidden"> {detail}</span>
       </button>{' '}
-      <span className="visually-hidden" aria-hidden="true" ref={selectable}>
-        {text}
-      </span>
       <span role="status">{said}</span>
     </p>
   );

@@ -8,6 +8,7 @@ import { Field } from '../components/Field';
 import { Layout } from '../components/Layout';
 import { useSignedIn } from '../session';
 import { Pager } from '../components/Pager';
+import { fileLabel, uploadName } from '../lib/file-names';
 
 type Item = components['schemas']['StorageItemDto'];
 type Stats = components['schemas']['StorageStatsDto'];
@@ -24,29 +25,6 @@ export function bytes(count: number): string {
     unit += 1;
   }
   return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
-}
-
-/** What the gallery calls a file: its name, or else its kind and when it was uploaded ("Image of Nov 27, 2026, 10:00 AM"). */
-export function fileLabel(item: Pick<Item, 'fileName' | 'kind' | 'createdAt'>): string {
-  if (item.fileName) return item.fileName;
-  const when = new Date(item.createdAt).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
-  return `${item.kind.charAt(0).toUpperCase()}${item.kind.slice(1)} of ${when}`;
-}
-
-const FILE_NAME_MAX = 255;
-
-/**
- * A browser file's name as the API's fileName takes it (1-255 characters, no `/`, `\` or control character), or
- * undefined when nothing is left of it. Browsers give base names, so this rarely changes anything; a name too long
- * keeps its extension.
- */
-export function uploadName(name: string): string | undefined {
-  const clean = [...name.replace(/[\u0000-\u001f\u007f-\u009f]/g, '').replace(/[/\\]/g, '_')];
-  if (clean.length === 0) return undefined;
-  if (clean.length <= FILE_NAME_MAX) return clean.join('');
-  const dot = clean.lastIndexOf('.');
-  const extension = dot > 0 && clean.length - dot <= 16 ? clean.slice(dot) : [];
-  return [...clean.slice(0, FILE_NAME_MAX - extension.length - 1), '…', ...extension].join('');
 }
 
 /** Storage: usage against the allocation by kind, the files as a gallery, uploads with progress, delete and purge. */

@@ -40,6 +40,7 @@ const ITEM: StorageItemDto = {
   size: 20480,
   state: 'complete',
   metadata: { level: 3, author: 'mira', public: true },
+  fileName: 'level-3 banner.png',
   createdAt: '2026-11-27T10:00:12.000Z',
 };
 

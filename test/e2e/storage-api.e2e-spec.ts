@@ -107,7 +107,7 @@ describe.each(DRIVERS)('storage API (%s driver)', (driver) => {
           metadata: JSON.stringify(Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`k${i}`, 'y'.repeat(500)]))),
         },
       ],
-      [/^Unknown query parameter "extra": this operation takes only contentType, size, metadata$/, { extra: 'x' }],
+      [/^Unknown query parameter "extra": this operation takes only contentType, size, metadata, fileName$/, { extra: 'x' }],
     ])('answers 400 VALIDATION_ERROR with a message matching %s', async (message, query) => {
       const org = await createOrganization(t);
       expectStorageError(await api(org).get('/signed-url').query(query), 400, 'VALIDATION_ERROR', message);

@@ -95,7 +95,7 @@ describe.each(DRIVERS)('CDN route and sweeper (%s driver)', (driver) => {
       const signed = await signedUrl(t, org);
       const posted = await post(t, signed.url, svg, { filename: 'x.svg', contentType: 'image/svg+xml' }).expect(201);
       const download = await request(t.http).get(pathOf(posted.body.mediaUrl)).expect(200);
-      expect(download.headers['content-disposition']).toBe('attachment');
+      expect(download.headers['content-disposition']).toBe(`attachment; filename="x.svg"; filename*=UTF-8''x.svg`);
     });
 
     it('answers 304 to a matching If-None-Match, repeating ETag and Cache-Control', async () => {

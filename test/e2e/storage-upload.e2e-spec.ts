@@ -250,6 +250,7 @@ describe.each(DRIVERS)('upload host (%s driver)', (driver) => {
         size: 3000,
         state: 'complete',
         metadata: { track: 7 },
+        fileName: 'a.ogg',
         createdAt: expect.any(String),
         mediaUrl: `${t.config.urls.cdnUrl}/c/${org.id}/${response.body.id}`,
       });

@@ -7,6 +7,13 @@ import { useSession, useSignedInCallback } from '../session';
 
 type InvitationPreview = components['schemas']['InvitationPreviewDto'];
 
+/** What each role may do in the organization (decisions.md, "People and sessions"), for the person deciding to join. */
+const ROLE_MEANS: Record<InvitationPreview['role'], string> = {
+  viewer: 'read its flags and files',
+  editor: 'read and change its flags and files',
+  admin: 'change its flags and files, and manage its members, invitations and API keys',
+};
+
 /**
  * {PUBLIC_URL}/console/invitations/<token>: what the invitation is for (GET /v1/auth/invitations/{token}), then either
  * the invited person signs in (and accepts with their session) or creates the account with a name and password.
@@ -55,11 +62,25 @@ export function Invitation({ token }: { token: string }) {
         </p>
       ) : (
         invitation && (
-          <p>
-            {invitation.invitedBy ? `${invitation.invitedBy.name} invited` : 'An admin invited'} {invitation.email} to{' '}
-            <strong>{invitation.organization.name}</strong> as {invitation.role}. The link works until{' '}
-            {new Date(invitation.expiresAt).toLocaleString()}.
-          </p>
+          <>
+            <p>
+              {invitation.invitedBy ? `${invitation.invitedBy.name} invited` : 'An admin invited'} {invitation.email} to{' '}
+              <strong>{invitation.organization.name}</strong> as {invitation.role}. The link works until{' '}
+              {new Date(invitation.expiresAt).toLocaleString()}.
+            </p>
+            <dl className="invitation-facts" aria-label="The invitation">
+              <dt>Organization</dt>
+              <dd>{invitation.organization.name}</dd>
+              <dt>Role</dt>
+              <dd>
+                {invitation.role}: may {ROLE_MEANS[invitation.role]}
+              </dd>
+              <dt>Invited by</dt>
+              <dd>{invitation.invitedBy?.name ?? 'an admin of the organization'}</dd>
+              <dt>For</dt>
+              <dd>{invitation.email}</dd>
+            </dl>
+          </>
         )
       )}
       {!spent && (

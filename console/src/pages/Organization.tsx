@@ -175,9 +175,12 @@ function Invitations({ invitations, act }: { invitations: Invitation[]; act: (ca
       <FormError message={problem && problem.field() !== 'email' ? problem.explain() : null} />
       {created &&
         (created.url ? (
-          <p className="notice" role="status">
-            Send {created.email} this link (valid 7 days, once): <code className="link">{created.url}</code>
-          </p>
+          <div className="notice">
+            <p role="status">
+              Send {created.email} this link (valid 7 days, once): <code className="link">{created.url}</code>
+            </p>
+            <CopyButton text={created.url} label="Copy the link" detail={`for ${created.email}`} />
+          </div>
         ) : (
           <p className="notice" role="status">
             The invitation is mailed to {created.email} (its link works once, for 7 days).
@@ -224,14 +227,16 @@ function ApiKeys({ keys, act }: { keys: ApiKey[]; act: (call: () => Promise<unkn
   const [name, setName] = useState('');
   const [permissions, setPermissions] = useState<Permission[]>(['FLAGS_READ']);
   const [problem, setProblem] = useState<ApiProblem | null>(null);
-  const [issued, setIssued] = useState<string | null>(null);
+  // The new key's secret, shown once: only while that key is live (revoked here or by anyone else, it is gone).
+  const [issued, setIssued] = useState<{ id: string; name: string; key: string } | null>(null);
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
+  const issuedKey = issued && keys.some((key) => key.id === issued.id && key.revokedAt) ? null : issued;
   const issue = async (event: FormEvent) => {
     event.preventDefault();
     setProblem(null);
     try {
       const key = await ok(api.POST('/v1/organization/api-keys', { body: { name, permissions } }));
-      setIssued(key.key);
+      setIssued({ id: key.id, name: key.name, key: key.key });
       setName('');
       await act(async () => undefined);
     } catch (error) {
@@ -295,10 +300,13 @@ function ApiKeys({ keys, act }: { keys: ApiKey[]; act: (call: () => Promise<unkn
           <button type="submit">Issue the key</button>
         </form>
       )}
-      {issued && (
-        <p className="notice" role="status">
-          The new key, shown this once (the service keeps only its hash): <code className="link">{issued}</code>
-        </p>
+      {issuedKey && (
+        <div className="notice">
+          <p role="status">
+            The new key {issuedKey.name}, shown this once (the service keeps only its hash): <code className="link">{issuedKey.key}</code>
+          </p>
+          <CopyButton text={issuedKey.key} label="Copy the key" detail={issuedKey.name} />
+        </div>
       )}
       <ConfirmDialog
         open={revoking !== null}
@@ -308,12 +316,49 @@ function ApiKeys({ keys, act }: { keys: ApiKey[]; act: (call: () => Promise<unkn
         onConfirm={() => {
           const key = revoking!;
           setRevoking(null);
+          if (issued?.id === key.id) setIssued(null);
           void act(() => ok(api.DELETE('/v1/organization/api-keys/{keyId}', { params: { path: { keyId: key.id } } })));
         }}
       >
         <p>Every server using it is refused from the next request, on every instance.</p>
       </ConfirmDialog>
     </section>
+  );
+}
+
+/**
+ * Copies `text` to the clipboard, saying so. Where the page is not a secure context (plain http on another host than
+ * localhost) the Clipboard API is absent: the text shown beside the button (the notice's <code>) is selected and
+ * copied the older way, or left selected for Ctrl+C.
+ */
+function CopyButton({ text, label, detail }: { text: string; label: string; detail: string }) {
+  const [said, setSaid] = useState<string | null>(null);
+  useEffect(() => setSaid(null), [text]);
+  const copy = async (button: HTMLButtonElement) => {
+    try {
+      await navigator.clipboard.writeText(text);
+      setSaid('Copied.');
+      return;
+    } catch {
+      // No Clipboard API here (or no permission): select the text instead.
+    }
+    const shown = button.closest('.notice')?.querySelector('code');
+    const selection = window.getSelection();
+    if (!shown || !selection) return setSaid('Copy the text above by hand.');
+    const range = document.createRange();
+    range.selectNodeContents(shown);
+    selection.removeAllRanges();
+    selection.addRange(range);
+    setSaid(document.execCommand('copy') ? 'Copied.' : 'Selected: press Ctrl+C (⌘C on a Mac) to copy.');
+  };
+  return (
+    <p className="copy">
+      <button type="button" onClick={(event) => void copy(event.currentTarget)}>
+        {label}
+        <span className="visually-hidden"> {detail}</span>
+      </button>{' '}
+      <span role="status">{said}</span>
+    </p>
   );
 }
 

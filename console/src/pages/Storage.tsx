@@ -1,4 +1,4 @@
-import { type ChangeEvent, type FormEvent, useCallback, useState } from 'react';
+import { type ChangeEvent, type FormEvent, useCallback, useRef, useState } from 'react';
 import { api, ApiProblem, ok } from '../api/client';
 import { useOrganizationEvents } from '../api/events';
 import { useLatestRead } from '../api/use-latest-read';
@@ -8,6 +8,7 @@ import { Field } from '../components/Field';
 import { Layout } from '../components/Layout';
 import { useSignedIn } from '../session';
 import { Pager } from '../components/Pager';
+import { fileLabel, uploadName } from '../lib/file-names';
 
 type Item = components['schemas']['StorageItemDto'];
 type Stats = components['schemas']['StorageStatsDto'];
@@ -94,22 +95,36 @@ export function Storage() {
             <li key={item.id}>
               <figure>
                 {item.kind === 'image' && item.state === 'complete' ? (
-                  <img src={`/c/${session.organization!.id}/${item.id}`} alt={`Image ${item.id}`} loading="lazy" />
+                  <img src={`/c/${session.organization!.id}/${item.id}`} alt={fileLabel(item)} loading="lazy" />
                 ) : (
                   <div className="file-icon" aria-hidden="true">
                     {item.kind}
                   </div>
                 )}
                 <figcaption>
+                  {item.fileName ? (
+                    <span className="file-name" title={item.fileName}>
+                      {item.fileName}
+                    </span>
+                  ) : (
+                    // No name: its kind and date are what the file is called.
+                    <time className="file-name" dateTime={item.createdAt}>
+                      {fileLabel(item)}
+                    </time>
+                  )}
                   {item.kind}, {bytes(item.size)}
                   {item.state === 'pending' ? ' (uploading)' : ''}
-                  <br />
-                  <time dateTime={item.createdAt}>{new Date(item.createdAt).toLocaleString()}</time>
+                  {item.fileName && (
+                    <>
+                      <br />
+                      <time dateTime={item.createdAt}>{new Date(item.createdAt).toLocaleString()}</time>
+                    </>
+                  )}
                 </figcaption>
               </figure>
               {canWrite && (
                 <button type="button" className="danger" onClick={() => setDeleting(item)}>
-                  Delete<span className="visually-hidden"> file {item.id}</span>
+                  Delete<span className="visually-hidden"> file {fileLabel(item)}</span>
                 </button>
               )}
             </li>
@@ -125,7 +140,7 @@ export function Storage() {
         onCancel={() => setDeleting(null)}
         onConfirm={() => void remove(deleting!)}
       >
-        <p>The CDN stops serving it and its space is freed. This cannot be undone.</p>
+        <p>{deleting ? <strong>{fileLabel(deleting)}</strong> : null} The CDN stops serving it and its space is freed. This cannot be undone.</p>
       </ConfirmDialog>
     </Layout>
   );
@@ -183,21 +198,33 @@ function Usage({ stats }: { stats: Stats }) {
   );
 }
 
-/** An upload through a signed URL, with the browser's own progress events (fetch has none for uploads). */
+/**
+ * An upload through a signed URL, with the browser's own progress events (fetch has none for uploads). One at a time:
+ * the button is disabled while one runs, and a second submit before React has drawn that (a double click) is
+ * dropped by the ref; a finished upload clears the choice, so the same file is not sent twice by accident.
+ */
 function Upload({ onUploaded }: { onUploaded: () => void }) {
   const [file, setFile] = useState<File | null>(null);
   const [progress, setProgress] = useState<number | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   const [done, setDone] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const running = useRef(false);
+  const input = useRef<HTMLInputElement | null>(null);
 
   const upload = async (event: FormEvent) => {
     event.preventDefault();
-    if (!file) return;
+    if (!file || running.current) return;
+    running.current = true;
+    setBusy(true);
     setProblem(null);
     setDone(null);
     try {
       const contentType = file.type || 'application/octet-stream';
-      const signed = await ok(api.GET('/v1/storage/signed-url', { params: { query: { contentType, size: file.size } } }));
+      const fileName = uploadName(file.name);
+      const signed = await ok(
+        api.GET('/v1/storage/signed-url', { params: { query: { contentType, size: file.size, ...(fileName ? { fileName } : {}) } } }),
+      );
       setProgress(0);
       await new Promise<void>((resolve, reject) => {
         const request = new XMLHttpRequest();
@@ -216,10 +243,15 @@ function Upload({ onUploaded }: { onUploaded: () => void }) {
       });
       setProgress(1);
       setDone(`${file.name} uploaded.`);
+      setFile(null);
+      if (input.current) input.current.value = '';
       onUploaded();
     } catch (error) {
       setProgress(null);
       setProblem((error as ApiProblem).explain());
+    } finally {
+      running.current = false;
+      setBusy(false);
     }
   };
 
@@ -228,10 +260,18 @@ function Upload({ onUploaded }: { onUploaded: () => void }) {
       <h2 id="upload-title">Upload a file</h2>
       <form onSubmit={upload} noValidate className="inline-form">
         <Field label="File" error={problem}>
-          {(props) => <input {...props} type="file" onChange={(event: ChangeEvent<HTMLInputElement>) => setFile(event.target.files?.[0] ?? null)} />}
+          {(props) => (
+            <input
+              {...props}
+              ref={input}
+              type="file"
+              disabled={busy}
+              onChange={(event: ChangeEvent<HTMLInputElement>) => setFile(event.target.files?.[0] ?? null)}
+            />
+          )}
         </Field>
-        <button type="submit" disabled={!file}>
-          Upload
+        <button type="submit" disabled={!file || busy} aria-busy={busy}>
+          {busy ? 'Uploading…' : 'Upload'}
         </button>
       </form>
       {progress !== null && (

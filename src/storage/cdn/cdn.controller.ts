@@ -20,7 +20,9 @@ export class CdnController {
     description:
       'The public address of an upload (its mediaUrl): no authorisation, so anyone with the address can read the file. Served with ' +
       'its stored Content-Type, a strong ETag and `Cache-Control: immutable`; anything that is not an image, audio or video comes ' +
-      'as an attachment. A pending, deleted or purged file is 404 at once. Browsers may call it cross-origin.',
+      'as an attachment. A file uploaded with a name (fileName) is offered under it: `Content-Disposition: inline` or `attachment`, ' +
+      'then `filename="<the name in safe ASCII>"; filename*=UTF-8\'\'<the name percent-encoded>` (RFC 6266). A pending, deleted or ' +
+      'purged file is 404 at once. Browsers may call it cross-origin.',
   })
   @CdnResponses()
   async download(
@@ -52,6 +54,14 @@ export class CdnController {
 /** GET and HEAD answer alike (HEAD without the body): same statuses, same headers. */
 function CdnResponses() {
   const file = { type: 'string', format: 'binary' } as const;
+  const headers = {
+    'Content-Disposition': {
+      description:
+        "attachment for anything but images, audio and video; with the file's name when it has one: " +
+        '`attachment; filename="Ubersicht.pdf"; filename*=UTF-8\'\'%C3%9Cbersicht.pdf` (inline media: `inline; filename=...`). Absent for an unnamed image, audio or video.',
+      schema: { type: 'string' },
+    },
+  };
   return applyDecorators(
     ApiParam({ name: 'organizationId', format: 'uuid' }),
     ApiParam({ name: 'mediaId', format: 'uuid' }),
@@ -59,9 +69,10 @@ function CdnResponses() {
     ApiResponse({
       status: 200,
       schema: file,
+      headers,
       description: 'The file, with its stored Content-Type, Content-Length, a strong ETag and Cache-Control immutable',
     }),
-    ApiResponse({ status: 206, schema: file, description: 'The requested byte range, with Content-Range' }),
+    ApiResponse({ status: 206, schema: file, headers, description: 'The requested byte range, with Content-Range' }),
     ApiResponse({ status: 304, description: 'If-None-Match matched the ETag' }),
     ApiStorageErrors(
       [HttpStatus.BAD_REQUEST, 'VALIDATION_ERROR: a path segment holds text no id can (a NUL, a lone surrogate)'],

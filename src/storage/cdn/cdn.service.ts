@@ -53,8 +53,9 @@ export class CdnService {
     if (ifNoneMatchMatches(request.ifNoneMatch, item.checksum)) return { status: 304, headers };
 
     headers['Content-Type'] = item.contentType;
-    // Anything but passive media is a download, so an uploaded page or SVG never renders on this origin.
-    const disposition = contentDisposition(item.contentType);
+    // Anything but passive media is a download, so an uploaded page or SVG never renders on this origin; a named file
+    // is offered under its name.
+    const disposition = contentDisposition(item.contentType, item.fileName);
     if (disposition) headers['Content-Disposition'] = disposition;
     const decision = ifRangeAllowsRange(request.ifRange, etag) ? decideRange(request.range, item.size) : { kind: 'full' as const };
     if (decision.kind === 'unsatisfiable') {

@@ -13,6 +13,8 @@ export interface StorageItem {
   contentType: string;
   state: StorageItemState;
   metadata: StorageMetadata | null;
+  /** The name the uploader gave the file (decisions.md, "File names"), or null. */
+  fileName: string | null;
   objectKey: string;
   /** sha256 of the bytes, hex; the CDN's strong ETag. Set when the upload completes. */
   checksum: string | null;

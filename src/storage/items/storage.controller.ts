@@ -26,11 +26,15 @@ export class StorageController {
     summary: 'Get a single-use upload URL (15 minutes)',
     description:
       'Without parameters: a non-allocated URL (POST multipart/form-data, field `file`, optional `metadata`). ' +
-      'With contentType and size: a pending item is created and the URL takes one PUT of exactly that many bytes.',
+      'With contentType and size: a pending item is created and the URL takes one PUT of exactly that many bytes; fileName (optional) ' +
+      "names it (answered as the item's fileName, and given by the CDN in Content-Disposition).",
   })
   @ApiOkResponse({ type: SignedUrlDto, examples: SIGNED_URL_EXAMPLES })
   @ApiStorageErrors(
-    [HttpStatus.BAD_REQUEST, 'VALIDATION_ERROR: bad contentType or size, only one of them, or a metadata rule broken'],
+    [
+      HttpStatus.BAD_REQUEST,
+      'VALIDATION_ERROR: bad contentType or size, only one of them, a metadata rule broken, or fileName not 1-255 characters without /, \\ or control characters (or given without contentType and size)',
+    ],
     [
       HttpStatus.PAYLOAD_TOO_LARGE,
       'PAYLOAD_TOO_LARGE: size is above MAX_UPLOAD_BYTES. ALLOCATION_EXCEEDED (only with STORAGE_ENFORCE_ALLOCATION): ' +

@@ -11,6 +11,8 @@ export interface NewStorageItem {
   size: number;
   contentType: string;
   metadata: StorageMetadata | null;
+  /** The name the upload gave the file; none when absent. */
+  fileName?: string | null;
   objectKey: string;
 }
 
@@ -28,7 +30,7 @@ export interface KindUsage {
 
 // size is a bigint, which pg hands over as a string; as float8 it arrives as a number, exact below 2^53.
 const COLUMNS = `id, organization_id AS "organizationId", kind, size::float8 AS size, content_type AS "contentType", state,
-  metadata, object_key AS "objectKey", checksum, upload_expires_at AS "uploadExpiresAt",
+  metadata, file_name AS "fileName", object_key AS "objectKey", checksum, upload_expires_at AS "uploadExpiresAt",
   upload_claimed_at AS "uploadClaimedAt", created_at AS "createdAt", completed_at AS "completedAt"`;
 
 /** Complete bytes plus reserved pending bytes of organization $1 at time $2 (two index scans, no heap walk of the org). */
@@ -49,18 +51,38 @@ const ORPHAN_SCAN = 'orphan-scan';
 export class StorageRepository {
   async createPending(db: Db, item: NewStorageItem, uploadExpiresAt: Date): Promise<StorageItem> {
     const created = await db.row<StorageItem>(
-      `INSERT INTO storage_items (id, organization_id, kind, size, content_type, metadata, object_key, state, upload_expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8) RETURNING ${COLUMNS}`,
-      [item.id, item.organizationId, item.kind, item.size, item.contentType, jsonOrNull(item.metadata), item.objectKey, uploadExpiresAt],
+      `INSERT INTO storage_items (id, organization_id, kind, size, content_type, metadata, file_name, object_key, state, upload_expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9) RETURNING ${COLUMNS}`,
+      [
+        item.id,
+        item.organizationId,
+        item.kind,
+        item.size,
+        item.contentType,
+        jsonOrNull(item.metadata),
+        item.fileName ?? null,
+        item.objectKey,
+        uploadExpiresAt,
+      ],
     );
     return created!;
   }
 
   async createComplete(db: Db, item: NewStorageItem, checksum: string): Promise<StorageItem> {
     const created = await db.row<StorageItem>(
-      `INSERT INTO storage_items (id, organization_id, kind, size, content_type, metadata, object_key, state, checksum, completed_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, 'complete', $8, clock_timestamp()) RETURNING ${COLUMNS}`,
-      [item.id, item.organizationId, item.kind, item.size, item.contentType, jsonOrNull(item.metadata), item.objectKey, checksum],
+      `INSERT INTO storage_items (id, organization_id, kind, size, content_type, metadata, file_name, object_key, state, checksum, completed_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'complete', $9, clock_timestamp()) RETURNING ${COLUMNS}`,
+      [
+        item.id,
+        item.organizationId,
+        item.kind,
+        item.size,
+        item.contentType,
+        jsonOrNull(item.metadata),
+        item.fileName ?? null,
+        item.objectKey,
+        checksum,
+      ],
     );
     return created!;
   }

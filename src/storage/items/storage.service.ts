@@ -46,11 +46,16 @@ export class StorageService {
 
   async createSignedUrl(organizationId: string, query: SignedUrlQueryDto): Promise<SignedUrlDto> {
     const expiresAt = Math.floor((this.clock.now() + UPLOAD_URL_LIFETIME_MS) / 1000);
-    const { contentType, size, metadata } = query;
+    const { contentType, size, metadata, fileName } = query;
     if (contentType === undefined && size === undefined) {
       if (metadata !== undefined) {
         throw StorageErrors.validation(
           'metadata requires contentType and size (pre-allocated mode); in the non-allocated mode send it as the multipart field metadata',
+        );
+      }
+      if (fileName !== undefined) {
+        throw StorageErrors.validation(
+          "fileName requires contentType and size (pre-allocated mode); in the non-allocated mode the file part's filename names the file",
         );
       }
       const nonce = randomUUID();
@@ -84,6 +89,7 @@ export class StorageService {
           size,
           contentType: normalizedType,
           metadata: parsedMetadata,
+          fileName: fileName ?? null,
           objectKey: objectKeyFor(organizationId, mediaId),
         },
         new Date(expiresAt * 1000),

@@ -60,8 +60,10 @@ export class UploadController {
     summary: 'Non-allocated upload: multipart/form-data with `file` and optional `metadata` (JSON)',
     description:
       'Send the `url` of GET /v1/storage/signed-url (without parameters) as it is, without an Authorization header. One `file` ' +
-      "part, whose Content-Type decides the item's kind, and an optional `metadata` part holding a JSON object (the signed-URL " +
-      'metadata rules). The URL works once, for 15 minutes; the file is streamed to the store, never held in memory.',
+      'part, whose Content-Type decides the item\'s kind and whose filename (filename="..." in UTF-8, or filename*) becomes the ' +
+      "item's fileName (its last path segment; 1-255 characters without control characters, else 400), and an optional `metadata` " +
+      'part holding a JSON object (the signed-URL metadata rules). The URL works once, for 15 minutes; the file is streamed to the ' +
+      'store, never held in memory.',
   })
   @ApiParam({ name: 'organizationId', format: 'uuid' })
   @ApiQuery({ name: 'nonce', description: 'Part of the signed URL' })
@@ -73,14 +75,21 @@ export class UploadController {
       type: 'object',
       required: ['file'],
       properties: {
-        file: { type: 'string', format: 'binary', description: "The file; its part's Content-Type is the file's type" },
+        file: {
+          type: 'string',
+          format: 'binary',
+          description: "The file; its part's Content-Type is the file's type, its part's filename the item's fileName",
+        },
         metadata: { type: 'string', description: 'JSON-encoded object (rules of the signed-URL metadata)' },
       },
     },
   })
   @ApiCreatedResponse({ type: UploadedItemDto, description: 'The stored item', example: UPLOADED_ITEM_EXAMPLE })
   @ApiStorageErrors(
-    [HttpStatus.BAD_REQUEST, 'VALIDATION_ERROR: not multipart, no file part, unknown fields, or a metadata rule broken'],
+    [
+      HttpStatus.BAD_REQUEST,
+      "VALIDATION_ERROR: not multipart, no file part, unknown fields, a metadata rule broken, or the file part's filename not a fileName",
+    ],
     ...URL_ERRORS.filter(([status]) => status !== HttpStatus.NOT_FOUND && status !== HttpStatus.PAYLOAD_TOO_LARGE),
     [
       HttpStatus.PAYLOAD_TOO_LARGE,

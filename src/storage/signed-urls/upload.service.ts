@@ -15,6 +15,7 @@ import { UploadedItemDto } from '../items/dto/storage-item.dto';
 import { StorageMetadata } from '../items/storage-item';
 import { kindOfContentType, normalizeContentType } from '../items/storage-kind';
 import { METADATA_MAX_BYTES, parseMetadata } from '../items/storage-metadata';
+import { fileNameProblem } from '../items/file-name';
 import { StorageAllocation } from '../items/storage-allocation';
 import { StorageRepository } from '../items/storage.repository';
 import { OBJECT_STORE, ObjectStore, objectKeyFor } from '../object-store/object-store';
@@ -161,7 +162,16 @@ export class UploadService {
       const item = await this.allocation.withinAllocation(organizationId, file.bytes, (db) =>
         this.repository.createComplete(
           db,
-          { id: itemId, organizationId, kind: kindOfContentType(contentType), size: file.bytes, contentType, metadata, objectKey },
+          {
+            id: itemId,
+            organizationId,
+            kind: kindOfContentType(contentType),
+            size: file.bytes,
+            contentType,
+            metadata,
+            fileName: file.name,
+            objectKey,
+          },
           file.checksum,
         ),
       );
@@ -214,7 +224,12 @@ export class UploadService {
       const form: ReceivedForm = {};
       let parser: busboy.Busboy;
       try {
-        parser = busboy({ headers: request.headers, limits: { files: 1, fields: 1, fieldSize: METADATA_FIELD_MAX_BYTES } });
+        // Browsers send a part's filename as raw UTF-8 (busboy would read it as Latin-1); filename* is decoded either way.
+        parser = busboy({
+          headers: request.headers,
+          defParamCharset: 'utf8',
+          limits: { files: 1, fields: 1, fieldSize: METADATA_FIELD_MAX_BYTES },
+        });
       } catch {
         return reject(StorageErrors.validation('The multipart body has no valid boundary'));
       }
@@ -247,11 +262,19 @@ export class UploadService {
           stream.resume();
           return fail(StorageErrors.validation(`Unexpected file field "${name}": the file goes in the field named "file"`));
         }
+        // The part's filename names the file (busboy keeps its last path segment, as browsers send it); an empty
+        // one names nothing. A name the API would refuse as fileName is refused here too, before a byte is stored.
+        const fileName = info.filename === undefined || info.filename === '' ? null : info.filename;
+        const problem = fileName === null ? null : fileNameProblem(fileName);
+        if (problem) {
+          stream.resume();
+          return fail(StorageErrors.validation(`The file part's filename (the item's fileName) ${problem}`));
+        }
         const fileMeter = new UploadMeter(limits);
         meter = fileMeter;
         upload = this.streamInto(stream, fileMeter, objectKey).then(
           () => {
-            form.file = { mimeType: info.mimeType, bytes: fileMeter.bytes, checksum: fileMeter.checksum() };
+            form.file = { mimeType: info.mimeType, name: fileName, bytes: fileMeter.bytes, checksum: fileMeter.checksum() };
           },
           (error: Error) => {
             stream.resume();
@@ -288,7 +311,7 @@ export class UploadService {
 }
 
 interface ReceivedForm {
-  file?: { mimeType: string; bytes: number; checksum: string };
+  file?: { mimeType: string; name: string | null; bytes: number; checksum: string };
   metadata?: string;
 }
 

@@ -1,4 +1,5 @@
-import { ApiProperty, ApiPropertyOptions } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiPropertyOptions } from '@nestjs/swagger';
+import { FILE_NAME_MAX_LENGTH } from '../file-name';
 import { StorageItem, StorageItemState, StorageMetadata } from '../storage-item';
 import { StorageKind } from '../storage-kind';
 
@@ -17,6 +18,15 @@ export class StorageItemDto {
   @ApiProperty({ enum: ['pending', 'complete'] }) state: StorageItemState;
   @ApiProperty({ ...METADATA_SCHEMA, description: 'Metadata attached to the file, or null' })
   metadata: StorageMetadata | null;
+  @ApiPropertyOptional({
+    minLength: 1,
+    maxLength: FILE_NAME_MAX_LENGTH,
+    description:
+      "The file's name, as the upload gave it (the signed-URL request's fileName, or the multipart file part's filename); " +
+      'present only when it was given. The CDN offers the file under it (Content-Disposition). Never a key of metadata.',
+    example: 'level-3 banner.png',
+  })
+  fileName?: string;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
 
   static from(item: StorageItem): StorageItemDto {
@@ -26,6 +36,7 @@ export class StorageItemDto {
       size: item.size,
       state: item.state,
       metadata: item.metadata,
+      ...(item.fileName === null ? {} : { fileName: item.fileName }),
       createdAt: item.createdAt.toISOString(),
     };
   }

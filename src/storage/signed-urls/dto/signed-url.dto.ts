@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsInt, IsOptional, IsString, Max, MaxLength, Min, ValidateBy } from 'class-validator';
 import { wholeNumber } from '../../../common/dto/query-transforms';
+import { FILE_NAME_MAX_LENGTH, FILE_NAME_RULE, fileNameProblem } from '../../items/file-name';
 
 export class SignedUrlQueryDto {
   @ApiPropertyOptional({ description: 'MIME type of the file (pre-allocated mode, with size)', example: 'image/png' })
@@ -27,6 +28,25 @@ export class SignedUrlQueryDto {
   @IsOptional()
   @IsString()
   metadata?: string;
+
+  @ApiPropertyOptional({
+    minLength: 1,
+    maxLength: FILE_NAME_MAX_LENGTH,
+    description:
+      `The file's name (pre-allocated mode): ${FILE_NAME_RULE}. Answered as fileName on the item and given by the CDN in ` +
+      'Content-Disposition; kept apart from metadata. In the non-allocated mode the file part’s filename names the file.',
+    example: 'level-3 banner.png',
+  })
+  @IsOptional()
+  @IsString()
+  @ValidateBy({
+    name: 'isFileName',
+    validator: {
+      validate: (value: unknown) => typeof value !== 'string' || fileNameProblem(value) === null,
+      defaultMessage: (args) => `fileName ${fileNameProblem(String(args?.value))}`,
+    },
+  })
+  fileName?: string;
 }
 
 export class SignedUrlDto {

@@ -33,7 +33,9 @@ export class OrganizationCreationDto {
   allowed: boolean;
 
   @ApiProperty({
-    enum: CREATION_REFUSALS,
+    type: String,
+    // OpenAPI 3.0: a nullable enum lists null among its values.
+    enum: [...CREATION_REFUSALS, null],
     nullable: true,
     description:
       'Why not (null when allowed): ORGANIZATION_CREATION_OFF (the deployment does not let users create organizations), ' +

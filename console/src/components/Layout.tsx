@@ -1,8 +1,12 @@
 import type { ReactNode } from 'react';
 import { Link } from '../router';
 import { useSignedIn } from '../session';
+import { NewOrganization } from './NewOrganization';
 
-/** The frame of every signed-in page: the organization switcher, the navigation, who is signed in, and sign-out. */
+/**
+ * The frame of every signed-in page: the organization switcher (with "New organization" when this person may create one),
+ * the navigation, who is signed in, and sign-out.
+ */
 export function Layout({ title, children }: { title: string; children: ReactNode }) {
   const session = useSignedIn();
   return (
@@ -32,9 +36,10 @@ export function Layout({ title, children }: { title: string; children: ReactNode
               ))}
             </select>
           ) : (
-            <span>{session.organization?.name}</span>
+            <span>{session.organization?.name ?? 'No organization yet'}</span>
           )}
           <span className="role">{session.organization?.role}</span>
+          <NewOrganization />
           <span>{session.user.name}</span>
           <button type="button" onClick={() => void session.signOut()}>
             Sign out

@@ -1,0 +1,98 @@
+import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
+import { api, ApiProblem, ok } from '../api/client';
+import { useSignedIn } from '../session';
+import { Field, FormError } from './Field';
+
+/**
+ * "New organization", offered by the organization switcher when the deployment lets this person create one: a name,
+ * and optionally the organization whose members (with their roles) join it, among those they administer. Once made,
+ * the console switches to it.
+ */
+export function NewOrganization() {
+  const session = useSignedIn();
+  const [open, setOpen] = useState(false);
+  const creation = session.organizationCreation;
+  if (!creation.allowed) return null;
+  return (
+    <>
+      <button type="button" onClick={() => setOpen(true)}>
+        New organization
+      </button>
+      {open && <NewOrganizationDialog onClose={() => setOpen(false)} />}
+    </>
+  );
+}
+
+function NewOrganizationDialog({ onClose }: { onClose: () => void }) {
+  const session = useSignedIn();
+  const dialog = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
+  const administered = session.organizations.filter((org) => org.role === 'admin');
+  const [name, setName] = useState('');
+  const [copyFrom, setCopyFrom] = useState('');
+  const [problem, setProblem] = useState<ApiProblem | null>(null);
+  const [busy, setBusy] = useState(false);
+  const { created, limit } = session.organizationCreation;
+
+  useEffect(() => {
+    const element = dialog.current;
+    if (element && !element.open) element.showModal();
+  }, []);
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    if (busy) return;
+    setBusy(true);
+    setProblem(null);
+    try {
+      const body = { name: name.trim(), ...(copyFrom ? { copyMembersFrom: copyFrom } : {}) };
+      const organization = await ok(api.POST('/v1/organizations', { body }));
+      onClose();
+      await session.reload(organization.id);
+    } catch (error) {
+      setProblem(error as ApiProblem);
+      setBusy(false);
+    }
+  };
+
+  const field = problem?.field();
+  return (
+    <dialog ref={dialog} aria-labelledby={titleId} onCancel={onClose} onClose={onClose}>
+      <form onSubmit={submit}>
+        <h2 id={titleId}>New organization</h2>
+        <p className="meta">
+          You will be its admin. It starts without flags, files or keys, with the free flag allowance. You have created {created} of the{' '}
+          {limit} organizations you may.
+        </p>
+        <Field label="Name" error={field === 'name' ? problem?.explain() : null} help="For example “Acme Games (staging)”.">
+          {(props) => <input {...props} value={name} required maxLength={200} autoFocus onChange={(event) => setName(event.target.value)} />}
+        </Field>
+        <Field
+          label="Copy members from"
+          error={field === 'copyMembersFrom' ? problem?.explain() : null}
+          help="Its members join the new organization with the same roles; nobody has to sign up again."
+        >
+          {(props) => (
+            <select {...props} value={copyFrom} onChange={(event) => setCopyFrom(event.target.value)}>
+              <option value="">Nobody: just me</option>
+              {administered.map((org) => (
+                <option key={org.id} value={org.id}>
+                  {org.name}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <FormError message={problem && field !== 'name' && field !== 'copyMembersFrom' ? problem.explain() : null} />
+        <div className="actions">
+          <button type="submit" className="primary" disabled={busy}>
+            {busy ? 'Creating…' : 'Create organization'}
+          </button>
+          <button type="button" onClick={onClose}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </dialog>
+  );
+}

@@ -1,14 +1,19 @@
-import type { ReactNode } from 'react';
+import { type ReactNode, useState } from 'react';
 import { Link } from '../router';
 import { useSignedIn } from '../session';
-import { NewOrganization } from './NewOrganization';
+import { NewOrganizationDialog } from './NewOrganization';
+
+/** The switcher's entry that opens the "New organization" form instead of switching. */
+const NEW_ORGANIZATION = 'new-organization';
 
 /**
- * The frame of every signed-in page: the organization switcher (with "New organization" when this person may create one),
- * the navigation, who is signed in, and sign-out.
+ * The frame of every signed-in page: the organization switcher (whose last entry, "New organization…", is there when
+ * this person may create one), the navigation, who is signed in, and sign-out.
  */
 export function Layout({ title, children }: { title: string; children: ReactNode }) {
   const session = useSignedIn();
+  const [creating, setCreating] = useState(false);
+  const canCreate = session.organizationCreation.allowed;
   return (
     <>
       <a className="skip" href="#main">
@@ -27,25 +32,34 @@ export function Layout({ title, children }: { title: string; children: ReactNode
           <Link to="/organization">People and keys</Link>
         </nav>
         <div className="who">
-          {session.organizations.length > 1 ? (
-            <select aria-label="Organization" value={session.organization?.id} onChange={(event) => session.switchOrganization(event.target.value)}>
+          {session.organizations.length > 1 || canCreate ? (
+            <select
+              aria-label="Organization"
+              value={session.organization?.id ?? ''}
+              onChange={(event) => {
+                if (event.target.value === NEW_ORGANIZATION) setCreating(true);
+                else if (event.target.value !== '') session.switchOrganization(event.target.value);
+              }}
+            >
+              {!session.organization && <option value="">No organization yet</option>}
               {session.organizations.map((org) => (
                 <option key={org.id} value={org.id}>
                   {org.name}
                 </option>
               ))}
+              {canCreate && <option value={NEW_ORGANIZATION}>New organization…</option>}
             </select>
           ) : (
             <span>{session.organization?.name ?? 'No organization yet'}</span>
           )}
           <span className="role">{session.organization?.role}</span>
-          <NewOrganization />
           <span>{session.user.name}</span>
           <button type="button" onClick={() => void session.signOut()}>
             Sign out
           </button>
         </div>
       </header>
+      {creating && <NewOrganizationDialog onClose={() => setCreating(false)} />}
       <main id="main" tabIndex={-1}>
         <h1>{title}</h1>
         {children}

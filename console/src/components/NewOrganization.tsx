@@ -4,26 +4,11 @@ import { useSignedIn } from '../session';
 import { Field, FormError } from './Field';
 
 /**
- * "New organization", offered by the organization switcher when the deployment lets this person create one: a name,
+ * "New organization", opened from the organization switcher when the deployment lets this person create one: a name,
  * and optionally the organization whose members (with their roles) join it, among those they administer. Once made,
  * the console switches to it.
  */
-export function NewOrganization() {
-  const session = useSignedIn();
-  const [open, setOpen] = useState(false);
-  const creation = session.organizationCreation;
-  if (!creation.allowed) return null;
-  return (
-    <>
-      <button type="button" onClick={() => setOpen(true)}>
-        New organization
-      </button>
-      {open && <NewOrganizationDialog onClose={() => setOpen(false)} />}
-    </>
-  );
-}
-
-function NewOrganizationDialog({ onClose }: { onClose: () => void }) {
+export function NewOrganizationDialog({ onClose }: { onClose: () => void }) {
   const session = useSignedIn();
   const dialog = useRef<HTMLDialogElement>(null);
   const titleId = useId();
@@ -33,6 +18,7 @@ function NewOrganizationDialog({ onClose }: { onClose: () => void }) {
   const [problem, setProblem] = useState<ApiProblem | null>(null);
   const [busy, setBusy] = useState(false);
   const { created, limit } = session.organizationCreation;
+  const left = limit - created;
 
   useEffect(() => {
     const element = dialog.current;
@@ -61,8 +47,8 @@ function NewOrganizationDialog({ onClose }: { onClose: () => void }) {
       <form onSubmit={submit}>
         <h2 id={titleId}>New organization</h2>
         <p className="meta">
-          You will be its admin. It starts without flags, files or keys, with the free flag allowance. You have created {created} of the{' '}
-          {limit} organizations you may.
+          You will be its admin. It starts without flags, files or keys, with the free flag allowance.{' '}
+          {left === 1 ? 'This is the last organization you may create.' : `You may create ${left} more organizations.`}
         </p>
         <Field label="Name" error={field === 'name' ? problem?.explain() : null} help="For example “Acme Games (staging)”.">
           {(props) => <input {...props} value={name} required maxLength={200} autoFocus onChange={(event) => setName(event.target.value)} />}

@@ -19,12 +19,13 @@ export function OrganizationSettings() {
   const [confirming, setConfirming] = useState(false);
   const [deleteProblem, setDeleteProblem] = useState<ApiProblem | null>(null);
 
+  // Another organization chosen in the switcher: its own name, and nothing said about the previous one.
   useEffect(() => {
     setName(organization?.name ?? '');
     setSaved(false);
     setRenameProblem(null);
     setDeleteProblem(null);
-  }, [organization?.id, organization?.name]);
+  }, [organization?.id]);
 
   if (!organization || !session.isAdmin) return null;
 

@@ -1,5 +1,13 @@
 import { Body, Controller, Delete, HttpCode, HttpStatus, Patch, Post } from '@nestjs/common';
-import { ApiConflictResponse, ApiCreatedResponse, ApiForbiddenResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiConflictResponse,
+  ApiCreatedResponse,
+  ApiForbiddenResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import { CurrentPrincipal, CurrentUser, MemberRoute, SignedIn } from '../auth/auth.decorators';
 import { SessionPrincipal, SignedInUser } from '../auth/principal';
 import { ApiJsonBody } from '../common/decorators/api-json-body.decorator';

@@ -34,8 +34,8 @@ export const OwnOrganizationsErrors = {
     new DomainError(
       HttpStatus.CONFLICT,
       OwnOrganizationsErrorCode.ORGANIZATION_NOT_EMPTY,
-      `This organization still has ${[count(flags, 'flag'), count(files, 'file')].filter((part) => part !== null).join(' and ')}: ` +
-        'only an organization without flags and files can be deleted. Delete them first (uploads in progress count as files)',
+      `Not deleted: the organization still has ${[count(flags, 'flag'), count(files, 'file')].filter((part) => part !== null).join(' and ')}. ` +
+        'Delete its flags and files first (uploads in progress count as files)',
     ),
 };
 

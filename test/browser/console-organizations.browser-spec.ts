@@ -41,7 +41,8 @@ describe('organizations in the console', () => {
     return page;
   }
 
-  const organizationRow = async (id: string) => (await t.db.query('SELECT name FROM organizations WHERE id = $1', [id])).rows[0] as { name: string } | undefined;
+  const organizationRow = async (id: string) =>
+    (await t.db.query('SELECT name FROM organizations WHERE id = $1', [id])).rows[0] as { name: string } | undefined;
 
   it.each(['light', 'dark'] as Theme[])('creates an organization with the team of another, renames it and deletes it (%s)', async (theme) => {
     const production: TestOrganization = await createOrganization(t, 'Acme Games (production)');
@@ -60,11 +61,7 @@ describe('organizations in the console', () => {
     await p.getByRole('heading', { name: 'Flags' }).waitFor();
     const switcher = p.getByRole('combobox', { name: 'Organization' });
     await switcher.locator('option', { hasText: 'New organization…' }).waitFor({ state: 'attached' });
-    expect(await switcher.locator('option').allTextContents()).toEqual([
-      'Acme Games (production)',
-      'Someone else’s studio',
-      'New organization…',
-    ]);
+    expect(await switcher.locator('option').allTextContents()).toEqual(['Acme Games (production)', 'Someone else’s studio', 'New organization…']);
     await switcher.selectOption({ label: 'New organization…' });
     const dialog = p.getByRole('dialog', { name: 'New organization' });
     await dialog.waitFor();
@@ -84,6 +81,9 @@ describe('organizations in the console', () => {
     });
     const staging = (await t.db.query(`SELECT id FROM organizations WHERE created_by = $1`, [maya.id])).rows[0].id as string;
     expect(await switcher.inputValue()).toBe(staging);
+    await p.getByRole('status').filter({ hasText: '“Acme Games (staging)” with the members of “Acme Games (production)”' }).waitFor();
+    expect({ violations: await page.accessibilityViolations() }).toEqual({ violations: [] });
+    await page.screenshot('organization-created', theme);
     await p.getByRole('link', { name: 'People and keys' }).click();
     const members = p.getByRole('region', { name: 'Members' });
     for (const name of [maya.name, sam.name, lee.name]) await members.getByText(name).first().waitFor();
@@ -112,7 +112,7 @@ describe('organizations in the console', () => {
     expect({ violations: await page.accessibilityViolations() }).toEqual({ violations: [] });
     await page.screenshot('organization-delete-confirm', theme);
     await confirm.getByRole('button', { name: 'Delete organization' }).click();
-    await settings.getByRole('alert').filter({ hasText: 'Not deleted: This organization still has 1 flag' }).waitFor();
+    await settings.getByRole('alert').filter({ hasText: 'Not deleted: the organization still has 1 flag.' }).waitFor();
     expect(await organizationRow(staging)).toEqual({ name: 'Acme Games (live)' });
     expect({ violations: await page.accessibilityViolations() }).toEqual({ violations: [] });
     await page.screenshot('organization-settings', theme);
@@ -122,6 +122,7 @@ describe('organizations in the console', () => {
     await settings.getByRole('button', { name: 'Delete organization' }).click();
     await confirm.getByRole('button', { name: 'Delete organization' }).click();
     await p.getByRole('heading', { name: 'Flags', level: 1 }).waitFor();
+    await p.getByRole('status').filter({ hasText: 'Deleted “Acme Games (live)”.' }).waitFor();
     expect(await organizationRow(staging)).toBeUndefined();
     expect(await switcher.locator('option').allTextContents()).toEqual(['Acme Games (production)', 'Someone else’s studio', 'New organization…']);
     await page.screenshot('organization-deleted', theme);

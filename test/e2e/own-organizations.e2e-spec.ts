@@ -46,7 +46,11 @@ describe('organizations made by their people', () => {
       const id = response.body.id as string;
 
       const stored = (await t.db.query('SELECT name, storage_allocation, created_by FROM organizations WHERE id = $1', [id])).rows[0];
-      expect(stored).toEqual({ name: 'Acme Games (staging)', storage_allocation: String(t.config.storage.defaultAllocationBytes), created_by: who.userId });
+      expect(stored).toEqual({
+        name: 'Acme Games (staging)',
+        storage_allocation: String(t.config.storage.defaultAllocationBytes),
+        created_by: who.userId,
+      });
       expect((await t.db.query('SELECT count(*)::int AS n FROM subscriptions WHERE organization_id = $1', [id])).rows[0].n).toBe(0);
       const members = (await t.db.query('SELECT user_id, role FROM memberships WHERE organization_id = $1', [id])).rows;
       expect(members).toEqual([{ user_id: who.userId, role: 'admin' }]);
@@ -60,7 +64,7 @@ describe('organizations made by their people', () => {
       await asSession(t, who, id).post('/flags').send({ key: 'motd', name: 'Motd', type: 'string', value: 'hi' }).expect(201);
     });
 
-    it("copies the members and roles of an organization the caller administers, in one step, and their sessions see it", async () => {
+    it('copies the members and roles of an organization the caller administers, in one step, and their sessions see it', async () => {
       const { org, who } = await adminOfNewOrganization();
       const editor = await memberSignedIn(t, org.id, 'editor');
       const viewer = await memberSignedIn(t, org.id, 'viewer');
@@ -104,7 +108,12 @@ describe('organizations made by their people', () => {
       expect(new Set(answers.map((answer) => answer.body.message)).size).toBe(1);
       expect(await createdBy(who.userId)).toBe(0);
       // A malformed id names the field.
-      expectApiError(await asSession(t, who).post('/organizations').send({ name: 'Copy', copyMembersFrom: 'acme' }), 400, 'VALIDATION_ERROR', /copyMembersFrom/);
+      expectApiError(
+        await asSession(t, who).post('/organizations').send({ name: 'Copy', copyMembersFrom: 'acme' }),
+        400,
+        'VALIDATION_ERROR',
+        /copyMembersFrom/,
+      );
       // Its own organization works.
       await asSession(t, who).post('/organizations').send({ name: 'Copy', copyMembersFrom: org.id }).expect(201);
     });
@@ -153,7 +162,12 @@ describe('organizations made by their people', () => {
 
     it('off: nobody may (403 ORGANIZATION_CREATION_OFF), admins included; the admin API still creates', async () => {
       const { who } = await adminOfNewOrganization(off);
-      expectApiError(await asSession(off, who).post('/organizations').send({ name: 'Mine' }), 403, 'ORGANIZATION_CREATION_OFF', /ORGANIZATION_CREATION=off/);
+      expectApiError(
+        await asSession(off, who).post('/organizations').send({ name: 'Mine' }),
+        403,
+        'ORGANIZATION_CREATION_OFF',
+        /ORGANIZATION_CREATION=off/,
+      );
       expect((await session(off, who)).body.organizationCreation).toMatchObject({ allowed: false, reason: 'ORGANIZATION_CREATION_OFF' });
       expect(await createdBy(who.userId)).toBe(0);
     });
@@ -163,11 +177,16 @@ describe('organizations made by their people', () => {
       const who = await signIn(anyone, loner.email);
       await asSession(anyone, who).post('/organizations').send({ name: 'First' }).expect(201);
       const burst = await Promise.all(
-        Array.from({ length: 8 }, (_, index) => asSession(anyone, who).post('/organizations').send({ name: `Burst ${index}` })),
+        Array.from({ length: 8 }, (_, index) =>
+          asSession(anyone, who)
+            .post('/organizations')
+            .send({ name: `Burst ${index}` }),
+        ),
       );
       const statuses = burst.map((response) => response.status).sort();
       expect(statuses).toEqual([201, 201, 403, 403, 403, 403, 403, 403]);
-      for (const refused of burst.filter((response) => response.status === 403)) expectApiError(refused, 403, 'ORGANIZATION_LIMIT', /3 organizations/);
+      for (const refused of burst.filter((response) => response.status === 403))
+        expectApiError(refused, 403, 'ORGANIZATION_LIMIT', /3 organizations/);
       expect(await createdBy(who.userId)).toBe(3);
       expect((await session(anyone, who)).body.organizationCreation).toEqual({ allowed: false, reason: 'ORGANIZATION_LIMIT', created: 3, limit: 3 });
 
@@ -224,9 +243,13 @@ describe('organizations made by their people', () => {
       const viewer = await memberSignedIn(t, org.id, 'viewer');
       await addMember(t, home.id, viewer.userId, 'viewer');
 
-      const flag = await request(t.http).post('/v1/flags').set(bearer(org.key)).send({ key: 'motd', name: 'Motd', type: 'string', value: 'hi' }).expect(201);
+      const flag = await request(t.http)
+        .post('/v1/flags')
+        .set(bearer(org.key))
+        .send({ key: 'motd', name: 'Motd', type: 'string', value: 'hi' })
+        .expect(201);
       await request(t.http).patch(`/v1/flags/${flag.body.id}`).set(bearer(org.key)).send({ archived: true }).expect(200);
-      expectApiError(await asSession(t, who, org.id).delete('/organization'), 409, 'ORGANIZATION_NOT_EMPTY', /1 flag:/);
+      expectApiError(await asSession(t, who, org.id).delete('/organization'), 409, 'ORGANIZATION_NOT_EMPTY', /still has 1 flag\./);
       await request(t.http).delete(`/v1/flags/${flag.body.id}`).set(bearer(org.key)).expect(204);
 
       const file = await uploadFile(t, org, bytes(16));
@@ -237,7 +260,9 @@ describe('organizations made by their people', () => {
       await t.db.query(`DELETE FROM storage_items WHERE organization_id = $1`, [org.id]);
 
       // The flag's audit entries are still there; they go with the organization.
-      expect((await t.db.query('SELECT count(*)::int AS n FROM flag_audit_entries WHERE organization_id = $1', [org.id])).rows[0].n).toBeGreaterThan(0);
+      expect((await t.db.query('SELECT count(*)::int AS n FROM flag_audit_entries WHERE organization_id = $1', [org.id])).rows[0].n).toBeGreaterThan(
+        0,
+      );
       await asSession(t, who, org.id).delete('/organization').expect(204);
 
       for (const table of ['organizations', 'memberships', 'api_keys', 'flag_audit_entries', 'storage_items']) {
@@ -269,7 +294,10 @@ describe('organizations made by their people', () => {
       for (let round = 0; round < 12; round += 1) {
         const org = await ownOrganization(who);
         const [create, remove] = await Promise.all([
-          request(t.http).post('/v1/flags').set(bearer(org.key)).send({ key: `race${round}`, name: 'Race', type: 'boolean', value: true }),
+          request(t.http)
+            .post('/v1/flags')
+            .set(bearer(org.key))
+            .send({ key: `race${round}`, name: 'Race', type: 'boolean', value: true }),
           asSession(t, who, org.id).delete('/organization'),
         ]);
         outcomes.add(`${create.status}/${remove.status}`);
@@ -282,7 +310,9 @@ describe('organizations made by their people', () => {
           await asSession(t, who, org.id).delete('/organization').expect(204);
         }
       }
-      const orphans = await t.db.query('SELECT count(*)::int AS n FROM flags f WHERE NOT EXISTS (SELECT 1 FROM organizations o WHERE o.id = f.organization_id)');
+      const orphans = await t.db.query(
+        'SELECT count(*)::int AS n FROM flags f WHERE NOT EXISTS (SELECT 1 FROM organizations o WHERE o.id = f.organization_id)',
+      );
       expect(orphans.rows[0].n).toBe(0);
       expect([...outcomes].every((outcome) => ['201/409', '401/204', '403/204'].includes(outcome))).toBe(true);
     });

@@ -1,7 +1,8 @@
-import { type ReactNode, useState } from 'react';
+import { type ReactNode, useEffect, useState } from 'react';
 import { Link } from '../router';
 import { useSignedIn } from '../session';
 import { NewOrganizationDialog } from './NewOrganization';
+import { noticeShown, onNotice, takeNotice } from './page-notice';
 
 /** The switcher's entry that opens the "New organization" form instead of switching. */
 const NEW_ORGANIZATION = 'new-organization';
@@ -13,6 +14,11 @@ const NEW_ORGANIZATION = 'new-organization';
 export function Layout({ title, children }: { title: string; children: ReactNode }) {
   const session = useSignedIn();
   const [creating, setCreating] = useState(false);
+  const [notice, setNotice] = useState<string | null>(takeNotice);
+  useEffect(() => onNotice(setNotice), []);
+  useEffect(() => {
+    if (notice !== null) noticeShown(notice);
+  }, [notice]);
   const canCreate = session.organizationCreation.allowed;
   return (
     <>
@@ -61,6 +67,11 @@ export function Layout({ title, children }: { title: string; children: ReactNode
       </header>
       {creating && <NewOrganizationDialog onClose={() => setCreating(false)} />}
       <main id="main" tabIndex={-1}>
+        {notice && (
+          <p className="notice" role="status">
+            {notice}
+          </p>
+        )}
         <h1>{title}</h1>
         {children}
       </main>

@@ -2,6 +2,7 @@ import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
 import { api, ApiProblem, ok } from '../api/client';
 import { useSignedIn } from '../session';
 import { Field, FormError } from './Field';
+import { announceOnNextPage } from './page-notice';
 
 /**
  * "New organization", opened from the organization switcher when the deployment lets this person create one: a name,
@@ -33,8 +34,14 @@ export function NewOrganizationDialog({ onClose }: { onClose: () => void }) {
     try {
       const body = { name: name.trim(), ...(copyFrom ? { copyMembersFrom: copyFrom } : {}) };
       const organization = await ok(api.POST('/v1/organizations', { body }));
+      const source = administered.find((org) => org.id === copyFrom);
       onClose();
       await session.reload(organization.id);
+      announceOnNextPage(
+        source
+          ? `Created “${organization.name}” with the members of “${source.name}”. You are working in it now.`
+          : `Created “${organization.name}”. You are working in it now.`,
+      );
     } catch (error) {
       setProblem(error as ApiProblem);
       setBusy(false);

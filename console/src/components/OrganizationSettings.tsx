@@ -4,6 +4,7 @@ import { navigate } from '../router';
 import { useSignedIn } from '../session';
 import { ConfirmDialog } from './ConfirmDialog';
 import { Field, FormError } from './Field';
+import { announceOnNextPage } from './page-notice';
 
 /**
  * An organization's settings, for its admins: its name, and deleting it. The service deletes only an organization
@@ -47,10 +48,13 @@ export function OrganizationSettings() {
 
   const remove = async () => {
     setConfirming(false);
+    setSaved(false);
     setDeleteProblem(null);
+    const name = organization.name;
     try {
       await ok(api.DELETE('/v1/organization'));
       await session.reload();
+      announceOnNextPage(`Deleted “${name}”.`);
       // The organization is gone: reload fell back to another one (or none); start from its flags.
       navigate('/flags');
     } catch (error) {
@@ -79,14 +83,14 @@ export function OrganizationSettings() {
       )}
       <h3>Delete this organization</h3>
       <p className="meta">Only an organization without flags and files can be deleted. Its members, invitations and API keys go with it.</p>
-      {deleteProblem && (
-        <p className="error" role="alert">
-          Not deleted: {deleteProblem.explain()}
-        </p>
-      )}
       <button type="button" className="danger" onClick={() => setConfirming(true)}>
         Delete organization
       </button>
+      {deleteProblem && (
+        <p className="error" role="alert">
+          {deleteProblem.explain()}
+        </p>
+      )}
       <ConfirmDialog
         open={confirming}
         title={`Delete ${organization.name}?`}
@@ -95,8 +99,8 @@ export function OrganizationSettings() {
         onCancel={() => setConfirming(false)}
       >
         <p>
-          {organization.name} and its memberships, invitations and API keys are deleted for good. Game servers using its keys are refused from
-          their next request.
+          {organization.name} and its memberships, invitations and API keys are deleted for good. Game servers using its keys are refused from their
+          next request.
         </p>
       </ConfirmDialog>
     </section>

@@ -2,6 +2,7 @@ import request from 'supertest';
 import { bearer, createOrganization, TestOrganization } from '../factories/organizations.factory';
 import { addMember, asSession, createUser, memberSignedIn, signIn, SignedIn } from '../factories/people.factory';
 import { bytes, signedUrl, uploadFile } from '../factories/storage.factory';
+import { eventually } from '../support/eventually';
 import { expectApiError } from '../support/expect-error';
 import { createTestApp, TestApp } from '../support/test-app';
 
@@ -88,11 +89,10 @@ describe('organizations made by their people', () => {
       await asSession(t, viewer, id).get('/flags').expect(200);
       await asSession(t, viewer, id).post('/flags').send({ key: 'nope', name: 'x', type: 'boolean', value: true }).expect(403);
       await asSession(t, former, id).get('/flags').expect(403);
-      const deadline = Date.now() + 5_000;
-      while ((await asSession(anyone, editor, id).get('/flags')).status !== 200) {
-        if (Date.now() > deadline) throw new Error('the other instance never saw the copied membership');
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      await eventually(async () => (await asSession(anyone, editor, id).get('/flags')).status === 200, {
+        timeoutMs: 1_500,
+        what: 'the other instance sees the copied membership',
+      });
     });
 
     it('refuses copyMembersFrom of an organization the caller does not administer with one answer, whether it exists or not', async () => {
@@ -259,6 +259,8 @@ describe('organizations made by their people', () => {
       expectApiError(await asSession(t, who, org.id).delete('/organization'), 409, 'ORGANIZATION_NOT_EMPTY', /1 file\b/);
       await t.db.query(`DELETE FROM storage_items WHERE organization_id = $1`, [org.id]);
 
+      // Another instance of the deployment has the key in its cache.
+      await request(anyone.http).get('/v1/flags').set(bearer(org.key)).expect(200);
       // The flag's audit entries are still there; they go with the organization.
       expect((await t.db.query('SELECT count(*)::int AS n FROM flag_audit_entries WHERE organization_id = $1', [org.id])).rows[0].n).toBeGreaterThan(
         0,
@@ -270,6 +272,10 @@ describe('organizations made by their people', () => {
         expect((await t.db.query(`SELECT count(*)::int AS n FROM ${table} WHERE ${column} = $1`, [org.id])).rows[0].n).toBe(0);
       }
       await request(t.http).get('/v1/flags').set(bearer(org.key)).expect(401);
+      await eventually(async () => (await request(anyone.http).get('/v1/flags').set(bearer(org.key))).status === 401, {
+        timeoutMs: 1_500,
+        what: "the other instance refuses the deleted organization's key",
+      });
       await asSession(t, who, org.id).get('/flags').expect(403);
       expect((await session(t, who)).body.organizations.map((o: { id: string }) => o.id)).toEqual([home.id]);
       expect((await session(t, viewer)).body.organizations.map((o: { id: string }) => o.id)).toEqual([home.id]);

@@ -17,6 +17,8 @@ import { ConsolePage, Theme } from './support/console-page';
 describe('organizations in the console', () => {
   let browser: Browser;
   let t: TestApp;
+  /** The same deployment's database under ORGANIZATION_CREATION=anyone. */
+  let anyone: TestApp;
   const opened: ConsolePage[] = [];
 
   beforeAll(async () => {
@@ -25,8 +27,13 @@ describe('organizations in the console', () => {
     }
     browser = await launchChromium();
     t = await createTestApp();
+    anyone = await createTestApp({ ORGANIZATION_CREATION: 'anyone' }, { sameDatabaseAs: t });
   });
-  afterAll(() => closeEach(browser, t));
+  // The browser first: its pages' event streams would hold the apps' shutdown.
+  afterAll(async () => {
+    await closeEach(browser);
+    await closeEach(anyone, t);
+  });
   afterEach(async () => {
     const pages = opened.splice(0);
     const problems = pages.flatMap((page) => page.problems());
@@ -138,6 +145,27 @@ describe('organizations in the console', () => {
     expect(await page.page.getByRole('combobox', { name: 'Organization' }).count()).toBe(0);
     expect(await page.page.getByText('New organization…').count()).toBe(0);
     await page.page.getByRole('banner').getByText('Acme Games', { exact: true }).waitFor();
+  });
+
+  it('welcomes someone with no organization yet (ORGANIZATION_CREATION=anyone) and lets them create their first', async () => {
+    const newcomer = await createUser(t, { name: 'Nia Newcomer' });
+    const page = await ConsolePage.open(browser, anyone.config.urls.publicUrl);
+    opened.push(page);
+    await page.signIn(newcomer.email, PASSWORD);
+    const p = page.page;
+    await p.getByRole('heading', { name: 'No organization yet', level: 1 }).waitFor();
+    await p.getByText('you are not a member of any organization. Create your own, or ask an admin to invite you.').waitFor();
+    expect({ violations: await page.accessibilityViolations() }).toEqual({ violations: [] });
+    await page.screenshot('organization-none', 'light');
+    await p.getByRole('main').getByRole('button', { name: 'New organization' }).click();
+    const dialog = p.getByRole('dialog', { name: 'New organization' });
+    await dialog.waitFor();
+    expect(await dialog.getByLabel('Copy members from').locator('option').allTextContents()).toEqual(['Nobody: just me']);
+    await dialog.getByLabel('Name').fill('Nia’s sandbox');
+    await dialog.getByRole('button', { name: 'Create organization' }).click();
+    await p.getByRole('heading', { name: 'Flags', level: 1 }).waitFor();
+    await p.getByRole('status').filter({ hasText: 'Created “Nia’s sandbox”.' }).waitFor();
+    expect(await p.getByRole('combobox', { name: 'Organization' }).locator('option:checked').textContent()).toBe('Nia’s sandbox');
   });
 
   /** An API key of `organizationId`, issued by its admin through the API (the console's own page issues them too). */

@@ -89,3 +89,32 @@ export function NewOrganizationDialog({ onClose }: { onClose: () => void }) {
     </dialog>
   );
 }
+
+/**
+ * The page of someone signed in who is a member of no organization (ORGANIZATION_CREATION=anyone, or their last one
+ * was deleted): their first organization, when they may create one, or whom to ask.
+ */
+export function NoOrganization() {
+  const session = useSignedIn();
+  const [creating, setCreating] = useState(false);
+  return (
+    <main id="main">
+      <h1>No organization yet</h1>
+      <p>
+        You are signed in as {session.user.email}, but you are not a member of any organization.{' '}
+        {session.organizationCreation.allowed ? 'Create your own, or ask an admin to invite you.' : 'Ask an admin to invite you.'}
+      </p>
+      <div className="actions">
+        {session.organizationCreation.allowed && (
+          <button type="button" className="primary" onClick={() => setCreating(true)}>
+            New organization
+          </button>
+        )}
+        <button type="button" onClick={() => void session.signOut()}>
+          Sign out
+        </button>
+      </div>
+      {creating && <NewOrganizationDialog onClose={() => setCreating(false)} />}
+    </main>
+  );
+}

@@ -8,7 +8,7 @@ const LAYERS = [
   { name: 'ground', folders: ['common', 'config', 'database'] },
   { name: 'platform', folders: ['redis', 'invalidation', 'metrics', 'health', 'logging', 'http', 'rate-limit', 'outbox', 'mail'] },
   { name: 'identity', folders: ['auth'] },
-  { name: 'tenants', folders: ['organizations', 'people', 'quota'] },
+  { name: 'tenants', folders: ['organizations', 'own-organizations', 'people', 'quota'] },
   { name: 'features', folders: ['audit', 'events', 'flags', 'flag-config', 'storage'] },
   { name: 'edge', folders: ['app', 'cli', 'console'] },
 ];

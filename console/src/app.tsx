@@ -10,6 +10,7 @@ import { Promote } from './pages/Promote';
 import { ServedConfig } from './pages/ServedConfig';
 import { Storage } from './pages/Storage';
 import { NewFlag } from './pages/NewFlag';
+import { NoOrganization } from './components/NewOrganization';
 import { safeReturnTo, SignIn } from './pages/SignIn';
 import { navigate, type Route, routeOf, useLocation } from './router';
 import { SessionProvider, useSession } from './session';
@@ -69,17 +70,7 @@ function Pages() {
   if (route.name === 'password-reset') return <PasswordReset token={route.token} />;
   if (route.name === 'verify-email') return <VerifyEmail token={route.token} />;
   if (route.name === 'sign-in' || session === null) return <SignIn key={search.toString()} />;
-  if (!session.organization) {
-    return (
-      <main id="main">
-        <h1>No organization yet</h1>
-        <p>You are signed in as {session.user.email}, but no organization has added you. Ask an admin to invite you.</p>
-        <button type="button" onClick={() => void session.signOut()}>
-          Sign out
-        </button>
-      </main>
-    );
-  }
+  if (!session.organization) return <NoOrganization />;
   // What a page holds (its reads, filters, page number, drafts) is of one organization: another starts every page afresh.
   return <Fragment key={session.organization.id}>{pageOf(route)}</Fragment>;
 }

@@ -14,7 +14,14 @@ export interface Session {
   /** What the role may do: editors and admins change flags and files; admins also people and keys. */
   canWrite: boolean;
   isAdmin: boolean;
+  /** Whether "New organization" would work now (ORGANIZATION_CREATION, ORGANIZATIONS_PER_USER), and why not. */
+  organizationCreation: SessionBody['organizationCreation'];
   switchOrganization(id: string): void;
+  /**
+   * Reads the session again after the person's organizations changed (one created, renamed, deleted), staying in the
+   * current organization or moving to `switchTo`; one that is gone falls back to the first.
+   */
+  reload(switchTo?: string): Promise<void>;
   signOut(): Promise<void>;
 }
 
@@ -59,6 +66,14 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       organization,
       canWrite: organization?.role === 'editor' || organization?.role === 'admin',
       isAdmin: organization?.role === 'admin',
+      organizationCreation: body.organizationCreation,
+      async reload(switchTo) {
+        const next = await ok(api.GET('/v1/auth/session'));
+        const stay = switchTo ?? organizationId;
+        if (stay) localStorage.setItem(LAST_ORGANIZATION, stay);
+        signedIn(next);
+        if (switchTo) navigate('/flags');
+      },
       switchOrganization(id) {
         localStorage.setItem(LAST_ORGANIZATION, id);
         setCredentials({ organizationId: id, csrfToken: body.csrfToken });

@@ -76,6 +76,9 @@ describe('loadConfig', () => {
     [{ API_RATE_LIMIT_PER_MINUTE: '0' }, 'API_RATE_LIMIT_PER_MINUTE'],
     [{ AUTH_FAILURES_PER_MINUTE: 'many' }, 'AUTH_FAILURES_PER_MINUTE'],
     [{ STORAGE_ENFORCE_ALLOCATION: 'yes' }, 'STORAGE_ENFORCE_ALLOCATION'],
+    [{ ORGANIZATION_CREATION: 'everyone' }, 'ORGANIZATION_CREATION'],
+    [{ ORGANIZATIONS_PER_USER: '0' }, 'ORGANIZATIONS_PER_USER'],
+    [{ ORGANIZATIONS_PER_USER: '10001' }, 'ORGANIZATIONS_PER_USER'],
     [{ METRICS_TOKEN: 'z'.repeat(31) }, 'METRICS_TOKEN'],
     [{ METRICS_PORT: 'internal' }, 'METRICS_PORT'],
     [{ METRICS_PORT: '0' }, 'METRICS_PORT'],
@@ -166,6 +169,12 @@ describe('loadConfig', () => {
       'https://game.example.com',
       'http://localhost:8080',
     ]);
+  });
+
+  it('lets admins create up to 20 organizations each unless ORGANIZATION_CREATION and ORGANIZATIONS_PER_USER say otherwise', () => {
+    expect(loadConfig({}).organizationCreation).toEqual({ mode: 'admins', perUser: 20 });
+    expect(loadConfig({ ORGANIZATION_CREATION: 'Anyone', ORGANIZATIONS_PER_USER: '3' }).organizationCreation).toEqual({ mode: 'anyone', perUser: 3 });
+    expect(loadConfig({ ORGANIZATION_CREATION: 'off' }).organizationCreation.mode).toBe('off');
   });
 
   it('takes secrets of 32 characters and STORAGE_ENFORCE_ALLOCATION as a boolean', () => {

@@ -88,7 +88,13 @@ export interface AppConfig {
     /** The allocation as a hard limit: uploads that would pass it (complete plus pending bytes) answer 413. */
     enforceAllocation: boolean;
   };
+  /** Organizations made by signed-in people (POST /v1/organizations): who may, and how many each. */
+  organizationCreation: { mode: OrganizationCreationMode; perUser: number };
 }
+
+/** `admins`: whoever administers at least one organization; `anyone`: every signed-in user; `off`: the admin API only. */
+export const ORGANIZATION_CREATION_MODES = ['admins', 'anyone', 'off'] as const;
+export type OrganizationCreationMode = (typeof ORGANIZATION_CREATION_MODES)[number];
 
 export type CorsOrigins = '*' | readonly string[];
 
@@ -167,6 +173,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
       defaultAllocationBytes: integer(env, 'STORAGE_DEFAULT_ALLOCATION', 1024 ** 3, 0, Number.MAX_SAFE_INTEGER),
       maxUploadBytes: integer(env, 'MAX_UPLOAD_BYTES', 100 * 1024 ** 2, 1, Number.MAX_SAFE_INTEGER),
       enforceAllocation: boolean(env, 'STORAGE_ENFORCE_ALLOCATION', false),
+    },
+    organizationCreation: {
+      mode: oneOf(env, 'ORGANIZATION_CREATION', ORGANIZATION_CREATION_MODES, 'admins'),
+      perUser: integer(env, 'ORGANIZATIONS_PER_USER', 20, 1, 10_000),
     },
   };
 }

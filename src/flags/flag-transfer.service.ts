@@ -2,6 +2,7 @@ import { BadRequestException, Injectable } from '@nestjs/common';
 import { validate } from 'class-validator';
 import { describeValidationErrors } from '../common/validation';
 import { Sql, Transaction } from '../database/sql';
+import { OrganizationsErrors } from '../organizations/organizations.errors';
 import { OrganizationsRepository } from '../organizations/organizations.repository';
 import { QuotaService } from '../quota/quota.service';
 import { ExportedFlagDto, FlagExportDto, ImportFlagsDto, ImportReportDto } from './dto/flag-transfer.dto';
@@ -36,7 +37,7 @@ export class FlagTransferService {
 
   async import(tx: Transaction, organizationId: string, dto: ImportFlagsDto): Promise<FlagWrite<ImportReportDto>> {
     const entries = selected(await validEntries(dto.flags), dto.keys);
-    await this.organizations.lockOrganization(tx, organizationId);
+    if (!(await this.organizations.lockOrganization(tx, organizationId))) throw OrganizationsErrors.organizationDeleted();
     const { max, used } = await this.quota.quotaFor(tx, organizationId);
     const { lockedFlagIds } = await this.quota.snapshot(tx, organizationId);
     const current = new Map((await this.flags.all(tx, organizationId, 'FOR UPDATE')).map((flag) => [flag.key, flag]));

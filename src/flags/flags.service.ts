@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AuditRepository } from '../audit/audit.repository';
 import { pageWindow, totalPages } from '../common/dto/pagination';
 import { Db, Sql, Transaction } from '../database/sql';
+import { OrganizationsErrors } from '../organizations/organizations.errors';
 import { OrganizationsRepository } from '../organizations/organizations.repository';
 import { QuotaService } from '../quota/quota.service';
 import { AuditFilterDto, auditFilterOf, AuditPageDto, AuditQueryDto, FeatureFlagAuditEntryDto } from './dto/flag-audit.dto';
@@ -35,7 +36,7 @@ export class FlagsService {
   ) {}
 
   async create(tx: Transaction, organizationId: string, dto: CreateFlagDto): Promise<FlagWrite<FeatureFlagDto>> {
-    await this.organizations.lockOrganization(tx, organizationId);
+    if (!(await this.organizations.lockOrganization(tx, organizationId))) throw OrganizationsErrors.organizationDeleted();
     const { max, used } = await this.quota.quotaFor(tx, organizationId);
     if (used >= max) throw FlagsErrors.allowanceReached(max);
 

@@ -14,10 +14,11 @@ const API_KEY_RECORD = `id, name, permissions, created_at AS "createdAt", revoke
 /** Data access for organizations and their subscriptions (API keys: auth's ApiKeysRepository), on the `Db` it is given. */
 @Injectable()
 export class OrganizationsRepository {
-  async createOrganization(db: Db, name: string, storageAllocation: number): Promise<Organization> {
+  /** `createdBy`: the signed-in user who made it (POST /v1/organizations), null for the admin API and the CLI. */
+  async createOrganization(db: Db, name: string, storageAllocation: number, createdBy: string | null = null): Promise<Organization> {
     const organization = await db.row<Organization>(
-      `INSERT INTO organizations (name, storage_allocation) VALUES ($1, $2) RETURNING ${ORGANIZATION}`,
-      [name, storageAllocation],
+      `INSERT INTO organizations (name, storage_allocation, created_by) VALUES ($1, $2, $3) RETURNING ${ORGANIZATION}`,
+      [name, storageAllocation, createdBy],
     );
     return organization!;
   }

@@ -5,7 +5,7 @@ import { ApiKeysRepository } from '../auth/api-keys.repository';
 import { InvalidationBus } from '../invalidation/invalidation-bus';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { pageWindow, totalPages } from '../common/dto/pagination';
-import { Sql, Transaction } from '../database/sql';
+import { Db, Sql, Transaction } from '../database/sql';
 import { Transactions } from '../database/transactions';
 import {
   CreateApiKeyDto,
@@ -23,6 +23,7 @@ import {
 import { OrganizationsErrors } from './organizations.errors';
 import { OrganizationsRepository } from './organizations.repository';
 import { ORGANIZATION_FOUNDER, OrganizationFounder } from './organization-founder';
+import { Organization } from './organization.model';
 
 /** Organizations, API keys and subscriptions: what the admin API and the CLI manage. */
 @Injectable()
@@ -40,18 +41,25 @@ export class OrganizationsService {
 
   /** With `admin`, the organization and its first admin commit together, or neither does. */
   async createOrganization(dto: CreateOrganizationDto): Promise<CreatedOrganizationDto> {
-    const allocation = this.config.storage.defaultAllocationBytes;
     const admin = dto.admin;
-    if (admin === undefined) return OrganizationDto.from(await this.organizations.createOrganization(this.sql, dto.name, allocation));
+    if (admin === undefined) return OrganizationDto.from(await this.createIn(this.sql, dto.name));
     if (this.founder === undefined) throw new Error('No OrganizationFounder is provided: the people module is missing');
     const founder = this.founder;
     const created = await this.transactions.run(async (tx) => {
-      const organization = await this.organizations.createOrganization(tx, dto.name, allocation);
+      const organization = await this.createIn(tx, dto.name);
       return { ...OrganizationDto.from(organization), admin: await founder.found(tx, organization.id, admin) };
     });
     // An existing user's sessions learn of their new organization from the next request.
     this.bus.publish('user', created.admin.id);
     return created;
+  }
+
+  /**
+   * A new organization as every way of making one starts it (the admin API, the CLI, a signed-in user): the default
+   * storage allocation and no subscription, so the free flag allowance. `createdBy`: the signed-in user who made it.
+   */
+  createIn(db: Db, name: string, createdBy: string | null = null): Promise<Organization> {
+    return this.organizations.createOrganization(db, name, this.config.storage.defaultAllocationBytes, createdBy);
   }
 
   async listOrganizations(query: ListOrganizationsQueryDto): Promise<OrganizationPageDto> {
@@ -68,7 +76,7 @@ export class OrganizationsService {
   async getOrganization(organizationId: string): Promise<OrganizationDetailDto> {
     const organization = await this.organizations.findOrganization(this.sql, organizationId);
     if (!organization) throw OrganizationsErrors.organizationNotFound(organizationId);
-    // Organizations are never deleted, so the reads after this one find the same organization.
+    // Deleted only while it has no flags or files (DELETE /v1/organization): one deleted between these reads shows no keys.
     const apiKeys = await this.organizations.listApiKeys(this.sql, organizationId);
     const subscriptions = await this.organizations.listSubscriptions(this.sql, organizationId);
     return OrganizationDetailDto.detail(organization, apiKeys, subscriptions);

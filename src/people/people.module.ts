@@ -1,6 +1,7 @@
 import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import { MailModule } from '../mail/mail.module';
 import { OrganizationsModule } from '../organizations/organizations.module';
+import { OwnOrganizationsModule } from '../own-organizations/own-organizations.module';
 import { AdminPeopleController } from './admin-people.controller';
 import { AuthController } from './auth.controller';
 import { EmailTokensRepository } from './email-tokens.repository';
@@ -17,7 +18,7 @@ import { UserIdentitiesRepository } from './user-identities.repository';
 
 /** People on the HTTP API (README, "People and sessions"): the admin API's users and members, signing in, and an organization's own people and keys. */
 @Module({
-  imports: [MembersModule, OrganizationsModule, MailModule],
+  imports: [MembersModule, OrganizationsModule, OwnOrganizationsModule, MailModule],
   controllers: [AuthController, SsoController, AdminPeopleController, OrganizationPeopleController],
   providers: [
     SignInService,

@@ -7,6 +7,7 @@ import { IssuedSession, SessionAuthenticator } from '../auth/sessions/session-au
 import { SessionsRepository } from '../auth/sessions/sessions.repository';
 import { SignInLimiter } from '../auth/sessions/sign-in-limiter';
 import { InvalidationBus } from '../invalidation/invalidation-bus';
+import { OwnOrganizationsService } from '../own-organizations/own-organizations.service';
 import { CLOCK, Clock } from '../common/clock';
 import { Db, Sql, Transaction } from '../database/sql';
 import { Transactions } from '../database/transactions';
@@ -53,6 +54,7 @@ export class SignInService {
     private readonly sessionRows: SessionsRepository,
     private readonly requests: RequestAuthenticator,
     private readonly bus: InvalidationBus,
+    private readonly ownOrganizations: OwnOrganizationsService,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
@@ -76,7 +78,8 @@ export class SignInService {
     const user = await this.users.find(this.sql, userId);
     if (!user) throw PeopleErrors.userNotFound(userId);
     const organizations = await this.users.organizationsOf(this.sql, userId);
-    return { user: SessionUserDto.from(user), organizations, csrfToken };
+    const organizationCreation = await this.ownOrganizations.creationFor(this.sql, userId);
+    return { user: SessionUserDto.from(user), organizations, csrfToken, organizationCreation };
   }
 
   logout(signedIn: SignedInUser): Promise<void> {
@@ -140,7 +143,12 @@ export class SignInService {
       const organizations = await this.users.organizationsOf(tx, user.id);
       return {
         session,
-        body: { user: SessionUserDto.from(user), organizations, csrfToken: session.csrfToken },
+        body: {
+          user: SessionUserDto.from(user),
+          organizations,
+          csrfToken: session.csrfToken,
+          organizationCreation: await this.ownOrganizations.creationFor(tx, user.id),
+        },
         joined: user.id,
       };
     });

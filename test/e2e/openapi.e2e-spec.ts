@@ -66,6 +66,9 @@ const ORGANIZATION_PEOPLE_OPERATIONS: [string, string, string[]][] = [
   ['get', '/v1/organization/api-keys', ['200', '400', '401', '403', '429', ...ANY]],
   ['post', '/v1/organization/api-keys', ['201', '401', '403', '429', ...BODY]],
   ['delete', '/v1/organization/api-keys/{keyId}', ['204', '401', '403', '404', '429', ...BODY]],
+  // Organizations made by their people: renamed and deleted by their admins.
+  ['patch', '/v1/organization', ['200', '401', '403', '429', ...BODY]],
+  ['delete', '/v1/organization', ['204', '401', '403', '409', '429', ...BODY]],
 ];
 
 // The signed-in user's own routes: the session alone (no organization); sign-in and joining take no credential.
@@ -73,6 +76,7 @@ const SESSION_OPERATIONS: [string, string, string[]][] = [
   ['get', '/v1/auth/session', ['200', '400', '401', '429', ...ANY]],
   ['post', '/v1/auth/logout', ['204', '401', '403', '429', ...BODY]],
   ['post', '/v1/auth/password', ['204', '401', '403', '429', ...BODY]],
+  ['post', '/v1/organizations', ['201', '401', '403', '429', ...BODY]],
 ];
 const UNAUTHENTICATED_OPERATIONS: [string, string, string[]][] = [
   ['post', '/v1/auth/login', ['200', '401', '429', ...BODY]],

@@ -48,6 +48,7 @@ describe('invitations: a single-use link to join an organization', () => {
       user: { id: expect.any(String), email: 'sam@studio.example', name: 'Sam Ortiz', emailVerified: false },
       organizations: [{ id: org.id, name: expect.any(String), role: 'editor' }],
       csrfToken: expect.any(String),
+      organizationCreation: { allowed: false, reason: 'ORGANIZATION_CREATION_ADMINS_ONLY', created: 0, limit: 20 },
     });
     // PUBLIC_URL is https: the cookie is Secure.
     const setCookie = ([] as string[]).concat(joined.headers['set-cookie'])[0];

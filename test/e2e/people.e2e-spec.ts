@@ -27,6 +27,8 @@ describe('people: users, sign-in, sessions and roles', () => {
         user: { id: created.body.admin.id, email, name: 'Maya Lin', emailVerified: true },
         organizations: [{ id: created.body.id, name: 'Acme (production)', role: 'admin' }],
         csrfToken: expect.stringMatching(/^[\w-]{43}$/),
+        // An admin may create organizations (ORGANIZATION_CREATION=admins); the admin API's count against nobody.
+        organizationCreation: { allowed: true, reason: null, created: 0, limit: 20 },
       });
       const setCookie = ([] as string[]).concat(login.headers['set-cookie'])[0];
       expect(setCookie).toMatch(/^flagstore_session=[\w-]{43}; Path=\/; Max-Age=604800; HttpOnly; SameSite=Lax$/);

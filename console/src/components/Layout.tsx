@@ -1,10 +1,25 @@
-import type { ReactNode } from 'react';
+import { type ReactNode, useEffect, useState } from 'react';
 import { Link } from '../router';
 import { useSignedIn } from '../session';
+import { NewOrganizationDialog } from './NewOrganization';
+import { noticeShown, onNotice, takeNotice } from './page-notice';
 
-/** The frame of every signed-in page: the organization switcher, the navigation, who is signed in, and sign-out. */
+/** The switcher's entry that opens the "New organization" form instead of switching. */
+const NEW_ORGANIZATION = 'new-organization';
+
+/**
+ * The frame of every signed-in page: the organization switcher (whose last entry, "New organization…", is there when
+ * this person may create one), the navigation, who is signed in, and sign-out.
+ */
 export function Layout({ title, children }: { title: string; children: ReactNode }) {
   const session = useSignedIn();
+  const [creating, setCreating] = useState(false);
+  const [notice, setNotice] = useState<string | null>(takeNotice);
+  useEffect(() => onNotice(setNotice), []);
+  useEffect(() => {
+    if (notice !== null) noticeShown(notice);
+  }, [notice]);
+  const canCreate = session.organizationCreation.allowed;
   return (
     <>
       <a className="skip" href="#main">
@@ -23,16 +38,25 @@ export function Layout({ title, children }: { title: string; children: ReactNode
           <Link to="/organization">People and keys</Link>
         </nav>
         <div className="who">
-          {session.organizations.length > 1 ? (
-            <select aria-label="Organization" value={session.organization?.id} onChange={(event) => session.switchOrganization(event.target.value)}>
+          {session.organizations.length > 1 || canCreate ? (
+            <select
+              aria-label="Organization"
+              value={session.organization?.id ?? ''}
+              onChange={(event) => {
+                if (event.target.value === NEW_ORGANIZATION) setCreating(true);
+                else if (event.target.value !== '') session.switchOrganization(event.target.value);
+              }}
+            >
+              {!session.organization && <option value="">No organization yet</option>}
               {session.organizations.map((org) => (
                 <option key={org.id} value={org.id}>
                   {org.name}
                 </option>
               ))}
+              {canCreate && <option value={NEW_ORGANIZATION}>New organization…</option>}
             </select>
           ) : (
-            <span>{session.organization?.name}</span>
+            <span>{session.organization?.name ?? 'No organization yet'}</span>
           )}
           <span className="role">{session.organization?.role}</span>
           <span>{session.user.name}</span>
@@ -41,7 +65,13 @@ export function Layout({ title, children }: { title: string; children: ReactNode
           </button>
         </div>
       </header>
+      {creating && <NewOrganizationDialog onClose={() => setCreating(false)} />}
       <main id="main" tabIndex={-1}>
+        {notice && (
+          <p className="notice" role="status">
+            {notice}
+          </p>
+        )}
         <h1>{title}</h1>
         {children}
       </main>

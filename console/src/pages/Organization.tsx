@@ -4,6 +4,7 @@ import type { components } from '../../.generated/api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { Field, FormError } from '../components/Field';
 import { Layout } from '../components/Layout';
+import { OrganizationSettings } from '../components/OrganizationSettings';
 import { useSignedIn } from '../session';
 
 type Member = components['schemas']['MemberDto'];
@@ -58,6 +59,7 @@ export function Organization() {
       <Members members={members} act={act} />
       {session.isAdmin && <Invitations invitations={invitations} act={act} />}
       <ApiKeys keys={keys} act={act} />
+      <OrganizationSettings />
     </Layout>
   );
 }

@@ -6,6 +6,7 @@ import { Role, ROLES } from '../../auth/roles';
 import { EMAIL_SPELLING, NormalEmail } from '../email-address';
 import { Membership, User } from '../people.model';
 import { InvitationDeliveryDto } from './mail-links.dto';
+import { OrganizationCreationDto } from '../../own-organizations/dto/own-organization.dto';
 
 /** Passwords: 12 to 256 characters (README, "People and sessions"). */
 const PASSWORD = { minLength: 12, maxLength: 256, format: 'password' } as const;
@@ -161,6 +162,8 @@ export class SessionDto {
   organizations: SessionOrganizationDto[];
   @ApiProperty({ description: 'Send it as X-CSRF-Token on every change (POST, PUT, PATCH, DELETE) made with this session' })
   csrfToken: string;
+  @ApiProperty({ type: OrganizationCreationDto, description: 'Whether POST /v1/organizations would create an organization now, and why not' })
+  organizationCreation: OrganizationCreationDto;
 }
 
 export class CreateInvitationDto {

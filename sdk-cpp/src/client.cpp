@@ -520,6 +520,7 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
     silenceTimer = later(silenceTimeoutMs, [generation](Impl& self) {
       if (self.streamGeneration != generation || self.phase != Phase::Open) return;
       self.silenceTimer.reset();
+      if (self.streamRequest) self.streamRequest->cancel();
       self.streamEnd("it was silent for " + std::to_string(self.silenceTimeoutMs) + " ms", true);
     });
   }

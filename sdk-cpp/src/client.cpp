@@ -643,6 +643,14 @@ Client::Client(Options options) {
   impl.later(0, [](Impl& self) { self.start(); });
 }
 
+Client::Client(const std::string& baseUrl, const std::string& apiKey, const Context& context) : Client([&] {
+  Options options;
+  options.baseUrl = baseUrl;
+  options.apiKey = apiKey;
+  options.context = context;
+  return options;
+}()) {}
+
 Client::~Client() {
   close();
   if (ownScheduler_) ownScheduler_->shutdown();

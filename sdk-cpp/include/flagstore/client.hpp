@@ -52,6 +52,8 @@ class Client {
  public:
   /** Starts at once: reads the cache file (when given), then the service. Throws std::invalid_argument for bad options. */
   explicit Client(Options options);
+  /** The same with the other options at their defaults: polling, no cache file, libcurl's transport. */
+  Client(const std::string& baseUrl, const std::string& apiKey, const Context& context = Json::object());
   /** close(), then waits for the client's own thread. */
   ~Client();
   Client(const Client&) = delete;

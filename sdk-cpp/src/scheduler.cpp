@@ -24,8 +24,10 @@ struct ThreadScheduler::State {
         continue;
       }
       const auto first = tasks.begin();
-      if (first->first.first > std::chrono::steady_clock::now()) {
-        wake.wait_until(lock, first->first.first);
+      // A copy: cancel() may erase this task while the thread waits for it.
+      const auto due = first->first.first;
+      if (due > std::chrono::steady_clock::now()) {
+        wake.wait_until(lock, due);
         continue;
       }
       auto task = std::move(first->second);

@@ -278,8 +278,8 @@ TEST("1. ready: the first poll 200, then 304 with If-None-Match") {
   auto clock = std::make_shared<ManualScheduler>();
   auto options = optionsFor(KEY, recording);
   options.scheduler = clock;  // the poll comes when the test moves this clock; the HTTP is real
+  Reports reports;  // before the client: destroyed after it, and its thread
   Client client(options);
-  Reports reports;
   reports.watch(client);
   CHECK(eventually([&] { return client.readyState() != ReadyState::Pending; }, 20000, clock.get()));
   client.ready(std::chrono::milliseconds(0));
@@ -332,8 +332,8 @@ TEST("2. Retry-After obeyed on 429") {
   CHECK(!retryAfter.empty());
 
   auto recording = std::make_shared<Recording>();
+  Reports reports;  // before the client: destroyed after it, and its thread
   Client client(optionsFor(key, recording));
-  Reports reports;
   reports.watch(client);
   const auto error = readyError(client);
   CHECK(error.kind == ErrorKind::RateLimited);
@@ -376,8 +376,8 @@ TEST("3. a key revoked and replaced: 401/403 stops and reports") {
   auto recording = std::make_shared<Recording>();
   auto options = optionsFor(firstKey, recording);
   options.stream = true;
+  Reports reports;  // before the client: destroyed after it, and its thread
   Client client(options);
-  Reports reports;
   reports.watch(client);
   client.ready(std::chrono::seconds(20));
   CHECK_EQ(client.getString(key, ""), std::string("served"));
@@ -431,8 +431,8 @@ TEST("4. a cache file used when the service is down") {
   auto options = optionsFor(KEY, recording);
   options.baseUrl = down;
   options.cacheFile = cacheFile;
+  Reports reports;  // before the client: destroyed after it, and its thread
   Client client(options);
-  Reports reports;
   reports.watch(client);
   client.ready(std::chrono::seconds(20));
   CHECK_EQ(client.getString(k1, ""), std::string("cached"));
@@ -457,8 +457,8 @@ TEST("5. the stream's change applied within a second") {
   auto recording = std::make_shared<Recording>();
   auto options = optionsFor(KEY, recording);
   options.stream = true;
+  Reports reports;  // before the client: destroyed after it, and its thread
   Client client(options);
-  Reports reports;
   reports.watch(client);
   client.ready(std::chrono::seconds(20));
   CHECK_EQ(client.getNumber(key, 0), 1.0);

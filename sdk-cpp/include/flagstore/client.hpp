@@ -92,6 +92,10 @@ class Client {
   /** The payload served now (nullopt before the first). */
   std::optional<ConfigPayload> payload() const;
 
+  /**
+   * Listeners run on the client's scheduler (its own thread by default), never while the client holds its lock: they
+   * may call getters, off() or close(). A listener must outlive the client, or be removed with off() first.
+   */
   using ListenerId = std::uint64_t;
   /** The keys whose value, type, runtime or rules changed, or that were added or removed, sorted. Not called for the first load. */
   ListenerId onChange(std::function<void(const std::vector<std::string>& keys)> listener);

@@ -1,7 +1,9 @@
 import request from 'supertest';
-import { admin, bearer, subscribe } from '../factories/organizations.factory';
+import { admin, bearer, createOrganization, subscribe } from '../factories/organizations.factory';
 import { api, createFlag, flagBody } from '../factories/flags.factory';
+import { eventually } from '../support/eventually';
 import { expectApiError } from '../support/expect-error';
+import { createTestApp, TestApp } from '../support/test-app';
 import { useTestApp } from '../support/test-suite';
 
 const UNKNOWN_ORG = '00000000-0000-4000-8000-000000000000';
@@ -231,6 +233,52 @@ describe('flag allowances the operator sets', () => {
       const locked = await api(t, org.key).patch(`/flags/${third.id}`).send({ name: 'x' }).expect(403);
       expectApiError(locked, 403, 'FLAG_LOCKED', PLAN_LOCKED);
       expect((await admin(t).get(`/organizations/${org.id}`).expect(200)).body.flagQuota).toEqual({ max: 2, used: 3, subscribed: false, locked: 1 });
+    });
+  });
+
+  describe('on two instances of one deployment', () => {
+    // The decision's bound: the change holds on every instance within a second.
+    const WITHIN_MS = 1_000;
+    let a: TestApp;
+    let b: TestApp;
+    beforeAll(async () => {
+      a = await createTestApp();
+      b = await createTestApp({}, { sameDatabaseAs: a });
+    });
+    afterAll(async () => {
+      await b.close();
+      await a.close();
+    });
+
+    it('holds a change made on one instance on the other within 1 s: max, the 409, locking and unlocking', async () => {
+      const org = await createOrganization(a);
+      const flags = [];
+      for (const key of ['f0', 'f1', 'f2', 'f3']) flags.push(await createFlag(a, org.key, { key }));
+      // The other instance has served this organization (its key cached, its payload built) before the change.
+      expect((await api(b, org.key).get('/flags/quota').expect(200)).body.max).toBe(5);
+      await api(b, org.key).get('/flags/config').expect(200);
+
+      await admin(a).patch(`/organizations/${org.id}`).send({ flagAllowance: 2 }).expect(200);
+      await eventually(async () => (await api(b, org.key).get('/flags/quota')).body.locked === 2, {
+        timeoutMs: WITHIN_MS,
+        what: 'the other instance locking the flags beyond the lowered allowance',
+      });
+      expect((await api(b, org.key).get('/flags/quota').expect(200)).body).toEqual({ max: 2, used: 4, subscribed: false, locked: 2 });
+      const locked = await api(b, org.key).patch(`/flags/${flags[3].id}`).send({ name: 'x' }).expect(403);
+      expectApiError(locked, 403, 'FLAG_LOCKED', OPERATOR_LOCKED);
+      const refused = await api(b, org.key)
+        .post('/flags')
+        .send(flagBody({ key: 'f4' }))
+        .expect(409);
+      expect(refused.body.message).toMatch(/may have 2 flags, an allowance the operator set/);
+
+      await admin(b).patch(`/organizations/${org.id}`).send({ flagAllowance: 10 }).expect(200);
+      await eventually(async () => (await api(a, org.key).patch(`/flags/${flags[3].id}`).send({ name: 'editable' })).status === 200, {
+        timeoutMs: WITHIN_MS,
+        what: 'the first instance unlocking the flags under the raised allowance',
+      });
+      await createFlag(a, org.key, { key: 'f4' });
+      expect((await api(a, org.key).get('/flags/quota').expect(200)).body).toEqual({ max: 10, used: 5, subscribed: false, locked: 0 });
     });
   });
 });

@@ -13,7 +13,9 @@
  *                    poll's 304 counted in instructions under valgrind's callgrind, service and bare), `storage`
  *                    `tenants` (many small organizations polled now and then: database transactions per 1,000 polls,
  *                    bench/tenants.js), `ofrep` (bulk evaluation of 50 flags with 5 rules each against 50 without
- *                    rules, bench/ofrep.js), `storage` or `streams`
+ *                    rules, bench/ofrep.js), `large` (one organization of 10,000 flags under its own allowance: the
+ *                    poll against bare node:http, the console's flag list against a 50-flag organization,
+ *                    bench/large-org.js), `storage` or `streams`
  *   BENCH_TENANTS    organizations of the tenants part (default 300), each polled every BENCH_TENANT_POLL_SECONDS
  *                    (default 6) for BENCH_TENANT_SECONDS (default 60) measured
  *   BENCH_CPU_PROF   a directory: each service started writes a V8 CPU profile there when it stops
@@ -38,6 +40,7 @@ const { runStreamsBench, formatStreamsReport, planOpenFiles, DEFAULT_STREAMS } =
 const { callgrindAvailable, runInstructionsBench, formatInstructionsReport } = require('./instructions');
 const { runTenantsBench, formatTenantsReport } = require('./tenants');
 const { runOfrepBench, formatOfrepReport } = require('./ofrep');
+const { runLargeOrgBench, formatLargeOrgReport, LARGE } = require('./large-org');
 // `npm run bench` builds first, so the service's own helper is there to share.
 const { freePort } = require('../dist/common/free-port');
 
@@ -237,7 +240,7 @@ async function startService({ name, pin, tmpDir, redisUrl, prefix = [] }) {
   return service;
 }
 
-const ONLY = ['config', 'config:memory', 'config:redis', 'instructions', 'tenants', 'ofrep', 'storage', 'streams'];
+const ONLY = ['config', 'config:memory', 'config:redis', 'instructions', 'tenants', 'ofrep', 'large', 'storage', 'streams'];
 
 async function main() {
   const duration = positiveNumber('BENCH_DURATION', 10);
@@ -396,6 +399,33 @@ async function main() {
             `\n== OFREP bulk evaluation with targeting: 50 flags x 5 rules against 50 flags without rules (load by ${tool.name}) ==\n`,
           );
           process.stdout.write(`${formatOfrepReport(result)}\n\n`);
+        },
+      );
+    }
+
+    if (only === undefined || only === 'large') {
+      await onServiceOfItsOwn(
+        'LARGE ORGANIZATION',
+        () => ({ name: 'large', pin, tmpDir }),
+        async (service) => {
+          const result = await runLargeOrgBench({
+            baseUrl: service.baseUrl,
+            adminToken: service.adminToken,
+            serverPid: service.pid,
+            log,
+            tmpDir,
+            pin,
+            tool,
+            duration,
+            connections,
+            warmup,
+            rounds,
+          });
+          measured = true;
+          process.stdout.write(
+            `\n== One organization of ${LARGE} flags (its own allowance): the poll and the console's flag list (load by ${tool.name}) ==\n`,
+          );
+          process.stdout.write(`${formatLargeOrgReport(result)}\n\n`);
         },
       );
     }

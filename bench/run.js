@@ -182,9 +182,10 @@ function redisPing(port) {
 /**
  * Starts the built service (embedded PostgreSQL in its own DATA_DIR unless DATABASE_URL is set), pinned
  * to CPU 0, and waits until it is healthy. BENCH_CPU_PROF=<dir> writes a V8 CPU profile of it there on exit.
- * `prefix` goes before the pinning (e.g. `prlimit --nofile=N:N`); like taskset, it must exec the command.
+ * `prefix` goes before the pinning (e.g. `prlimit --nofile=N:N`); like taskset, it must exec the command. `env`: more
+ * configuration for this service alone.
  */
-async function startService({ name, pin, tmpDir, redisUrl, prefix = [] }) {
+async function startService({ name, pin, tmpDir, redisUrl, prefix = [], env: extraEnv = {} }) {
   const dir = mkdtempSync(join(tmpDir, `${name}-`));
   chmodSync(dir, 0o755);
   const dataDir = join(dir, 'data');
@@ -207,6 +208,7 @@ async function startService({ name, pin, tmpDir, redisUrl, prefix = [] }) {
   };
   for (const variable of ['CDN_URL', 'REDIS_URL', 'METRICS_TOKEN']) delete env[variable];
   if (redisUrl) env.REDIS_URL = redisUrl;
+  Object.assign(env, extraEnv);
   const entry = join(ROOT, 'dist', 'main.js');
   if (!existsSync(entry)) throw new Error(`${entry} is missing: run \`npm run bench\` (it builds first)`);
   const profileDir = process.env.BENCH_CPU_PROF ? resolve(process.env.BENCH_CPU_PROF) : undefined;
@@ -406,7 +408,8 @@ async function main() {
     if (only === undefined || only === 'large') {
       await onServiceOfItsOwn(
         'LARGE ORGANIZATION',
-        () => ({ name: 'large', pin, tmpDir }),
+        // The list is under the per-key API budget (3,000 a minute): raised as the poll's is, the limiter still counting.
+        () => ({ name: 'large', pin, tmpDir, env: { API_RATE_LIMIT_PER_MINUTE: '1000000000' } }),
         async (service) => {
           const result = await runLargeOrgBench({
             baseUrl: service.baseUrl,

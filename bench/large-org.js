@@ -49,11 +49,11 @@ async function organization({ baseUrl, adminToken, name, flags, log }) {
 }
 
 /** The config fixture runConfigPollBench measures (setupFixture's shape). */
-async function configFixture(baseUrl, org) {
+async function configFixture(baseUrl, org, flagCount) {
   const config = await httpRequest('GET', `${baseUrl}/v1/flags/config`, { headers: org.auth });
   if (config.status !== 200) throw new Error(`GET /v1/flags/config answered ${config.status}`);
   const flags = JSON.parse(config.body.toString()).flags;
-  if (flags.length !== LARGE) throw new Error(`the config payload holds ${flags.length} flags, expected ${LARGE}`);
+  if (flags.length !== flagCount) throw new Error(`the config payload holds ${flags.length} flags, expected ${flagCount}`);
   return {
     organizationId: org.id,
     keyId: org.keyId,
@@ -61,7 +61,7 @@ async function configFixture(baseUrl, org) {
     etag: config.headers.etag,
     payload: config.body,
     contentType: config.headers['content-type'],
-    flagCount: LARGE,
+    flagCount,
   };
 }
 
@@ -118,20 +118,24 @@ async function runLargeOrgBench({ baseUrl, adminToken, serverPid, log, tmpDir, p
   const small = await organization({ baseUrl, adminToken, name: `Bench ${SMALL} flags`, flags: SMALL, log });
   const large = await organization({ baseUrl, adminToken, name: `Bench ${LARGE} flags`, flags: LARGE, log });
 
-  const poll = await runConfigPollBench({
-    baseUrl,
-    adminToken,
-    serverPid,
-    log,
-    tmpDir,
-    pin,
-    tool,
-    duration,
-    connections,
-    warmup,
-    rounds,
-    fixture: await configFixture(baseUrl, large),
-  });
+  // The poll of each organization against bare node:http serving its payload: the 50-flag one is the usual fixture's size.
+  const pollOf = async (org, flagCount) =>
+    runConfigPollBench({
+      baseUrl,
+      adminToken,
+      serverPid,
+      log,
+      tmpDir,
+      pin,
+      tool,
+      duration,
+      connections,
+      warmup,
+      rounds,
+      fixture: await configFixture(baseUrl, org, flagCount),
+    });
+  const smallPoll = await pollOf(small, SMALL);
+  const poll = await pollOf(large, LARGE);
 
   const roundSeconds = Math.max(1, Math.round(duration / rounds));
   const common = { tool, connections, pin, tmpDir, log };
@@ -173,7 +177,7 @@ async function runLargeOrgBench({ baseUrl, adminToken, serverPid, log, tmpDir, p
     common,
     serverPid,
   });
-  return { poll, list, lastPage, locked, importSeconds: large.importSeconds, rounds, roundSeconds, connections };
+  return { smallPoll, poll, list, lastPage, locked, importSeconds: large.importSeconds, rounds, roundSeconds, connections };
 }
 
 function formatLargeOrgReport(result) {
@@ -195,6 +199,17 @@ function formatLargeOrgReport(result) {
     '',
     `-- The poll, GET /v1/flags/config (${LARGE} flags, ${result.poll.servicePayloadBytes} bytes), service against bare node:http --`,
     formatConfigPollReport(result.poll, 'large'),
+    '',
+    `-- The same poll of the ${SMALL}-flag organization (${result.smallPoll.servicePayloadBytes} bytes), in this run --`,
+    formatConfigPollReport(result.smallPoll, 'large'),
+    '',
+    `-- The poll, ${LARGE} flags against ${SMALL} --`,
+    ...['304', '200'].map(
+      (path) =>
+        `  ${path} path: ratio service/bare ${num(result.poll.ratios[path], 2)} (${SMALL} flags: ${num(result.smallPoll.ratios[path], 2)}); ` +
+        `service CPU per request ${num(result.poll.runs[path].service.cpuMicrosPerRequest, 1)} µs (${SMALL} flags: ` +
+        `${num(result.smallPoll.runs[path].service.cpuMicrosPerRequest, 1)} µs)`,
+    ),
     '',
     ...comparison(`-- The console's flag list, GET ${LIST} --`, result.list),
     '',

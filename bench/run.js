@@ -295,6 +295,7 @@ async function main() {
       await measure(service);
     } catch (error) {
       process.stdout.write(`\n!!! ${title} BENCHMARK FAILED: ${error.stack || error.message}\n\n`);
+      if (service) process.stdout.write(`last lines of the service log:\n${tail(service.logFile)}\n\n`);
     } finally {
       if (service) {
         await service.stop();

@@ -252,7 +252,7 @@ describe('flag allowances the operator sets', () => {
 
     it('holds a change made on one instance on the other within 1 s: max, the 409, locking and unlocking', async () => {
       const org = await createOrganization(a);
-      const flags = [];
+      const flags: { id: string }[] = [];
       for (const key of ['f0', 'f1', 'f2', 'f3']) flags.push(await createFlag(a, org.key, { key }));
       // The other instance has served this organization (its key cached, its payload built) before the change.
       expect((await api(b, org.key).get('/flags/quota').expect(200)).body.max).toBe(5);

@@ -362,8 +362,10 @@ async function runConfigPollBench({
   connections = 50,
   warmup = 2,
   rounds = 5,
+  fixture: given,
 }) {
-  const fixture = await setupFixture({ baseUrl, adminToken, log });
+  // `fixture`: an organization the caller set up (setupFixture's shape, with `flagCount`), e.g. bench/large-org.js's.
+  const fixture = given ?? (await setupFixture({ baseUrl, adminToken, log }));
   const servicePayload = await probe('the service', `${baseUrl}/v1/flags/config`, fixture);
   const bare = await startBareServer({ fixture, tmpDir, pin });
   try {
@@ -420,7 +422,7 @@ async function runConfigPollBench({
       servicePayloadBytes: servicePayload.length,
       allValid,
       tool: tool ? tool.name : 'autocannon',
-      settings: { connections, duration: roundSeconds * rounds, rounds, roundSeconds, warmup, flags: FLAG_COUNT },
+      settings: { connections, duration: roundSeconds * rounds, rounds, roundSeconds, warmup, flags: fixture.flagCount ?? FLAG_COUNT },
     };
   } finally {
     await bare.stop();

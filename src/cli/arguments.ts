@@ -18,6 +18,7 @@ const FLAG_HELP: Record<FlagName, string> = {
   role: 'viewer|editor|admin',
   'admin-email': '<email>',
   'admin-name': '<name>',
+  allowance: '<1-10000>|level',
 };
 
 export interface ParsedFlags {

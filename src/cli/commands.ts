@@ -8,6 +8,7 @@ import {
   ListOrganizationsQueryDto,
   UpdateOrganizationDto,
 } from '../organizations/dto/organization.dto';
+import { firstAdminRefusalOf } from '../organizations/organizations.errors';
 import type { OrganizationsService } from '../organizations/organizations.service';
 import { AddMemberDto, CreateUserDto, ListUsersQueryDto, UpdateMemberDto, VerifyUserDto } from '../people/dto/people.dto';
 import type { PeopleService } from '../people/people.service';
@@ -34,7 +35,8 @@ export type FlagName =
   | 'user'
   | 'role'
   | 'admin-email'
-  | 'admin-name';
+  | 'admin-name'
+  | 'allowance';
 export type Flags = Partial<Record<FlagName, string>>;
 
 /** The services a command calls. */
@@ -67,6 +69,7 @@ export interface CommandSpec {
 const FLAG_OF_PROPERTY: Record<string, FlagName> = {
   name: 'name',
   storageAllocation: 'bytes',
+  flagAllowance: 'allowance',
   permissions: 'permissions',
   plan: 'plan',
   search: 'search',
@@ -79,17 +82,28 @@ const FLAG_OF_PROPERTY: Record<string, FlagName> = {
 
 export const COMMANDS: Record<string, CommandSpec> = {
   'create-org': {
-    summary: `Create an organization, with --admin-email and --admin-name its first admin (password in $${PASSWORD_VARIABLE} for a new user) (POST /v1/admin/organizations)`,
+    summary:
+      'Create an organization; with --admin-email its first admin: an existing user (email alone), or a new one with --admin-name ' +
+      `and a password in $${PASSWORD_VARIABLE} (POST /v1/admin/organizations)`,
     flags: ['name'],
     optionalFlags: ['admin-email', 'admin-name'],
     prepare: async (flags, optional, env) => {
-      const wantsAdmin = optional['admin-email'] !== undefined || optional['admin-name'] !== undefined;
-      if (wantsAdmin && (optional['admin-email'] === undefined || optional['admin-name'] === undefined)) {
-        throw new CliError('USAGE_ERROR', '--admin-email and --admin-name go together');
+      if (optional['admin-name'] !== undefined && optional['admin-email'] === undefined) {
+        throw new CliError('USAGE_ERROR', '--admin-name needs --admin-email (the first admin is found or created by email)');
       }
-      const admin = wantsAdmin ? { email: optional['admin-email'], name: optional['admin-name'], password: password(env) } : undefined;
+      // As in the admin API: whether the email is a user's is known only in the database, which then refuses a password sent
+      // for an existing user and asks a new one for theirs (in the CLI's terms: firstAdminUsageError).
+      const given = env[PASSWORD_VARIABLE];
+      const admin =
+        optional['admin-email'] === undefined
+          ? undefined
+          : {
+              email: optional['admin-email'],
+              ...(optional['admin-name'] !== undefined && { name: optional['admin-name'] }),
+              ...(given !== undefined && { password: given }),
+            };
       const dto = await validated(CreateOrganizationDto, { name: flags.name, ...(admin && { admin }) });
-      return ({ organizations }) => organizations.createOrganization(dto);
+      return ({ organizations }) => organizations.createOrganization(dto).catch((error: unknown) => Promise.reject(firstAdminUsageError(error)));
     },
   },
   'create-user': {
@@ -191,6 +205,19 @@ export const COMMANDS: Record<string, CommandSpec> = {
       return ({ organizations }) => organizations.updateOrganization(org, dto);
     },
   },
+  'set-allowance': {
+    summary:
+      "Give an organization its own flag allowance (1-10000), or `level` for its level's by subscription " +
+      '(FLAGS_ALLOWED_FREE / FLAGS_ALLOWED_SUBSCRIBED) (PATCH /v1/admin/organizations/{orgId} {flagAllowance})',
+    flags: ['org', 'allowance'],
+    prepare: async (flags) => {
+      const org = uuid('org', flags.org);
+      const raw = flags.allowance.trim().toLowerCase();
+      const flagAllowance = raw === 'level' || raw === 'null' ? null : integerArgument('allowance', 'flagAllowance', raw);
+      const dto = await validated(UpdateOrganizationDto, { flagAllowance });
+      return ({ organizations }) => organizations.updateOrganization(org, dto);
+    },
+  },
   'create-key': {
     summary: 'Issue an API key; the key is printed once (POST /v1/admin/organizations/{orgId}/api-keys)',
     flags: ['org', 'name', 'permissions'],
@@ -257,11 +284,15 @@ async function validated<T extends object>(type: ClassConstructor<T>, plain: Rec
   return dto;
 }
 
-/** The password a command was given in the environment; required where a new user needs one. */
-function password(env: Record<string, string | undefined>): string {
-  const value = env[PASSWORD_VARIABLE];
-  if (value === undefined) throw new CliError('USAGE_ERROR', `Set ${PASSWORD_VARIABLE} to the first admin's password (12-256 characters)`);
-  return value;
+/** The admin API's refusal of the first admin's fields, said with the flag or variable the operator gives them with. */
+function firstAdminUsageError(error: unknown): unknown {
+  const refusal = firstAdminRefusalOf(error);
+  if (refusal === undefined) return error;
+  if (refusal.field === 'admin.name')
+    return new CliError('USAGE_ERROR', 'No user has this email yet: give the new first admin a name with --admin-name');
+  return refusal.userExists
+    ? new CliError('USAGE_ERROR', `A user has this email and keeps their own password: unset ${PASSWORD_VARIABLE}`)
+    : new CliError('USAGE_ERROR', `No user has this email yet: set ${PASSWORD_VARIABLE} to the new first admin's password (12-256 characters)`);
 }
 
 function uuid(flag: FlagName, value: string): string {

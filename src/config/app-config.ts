@@ -82,6 +82,11 @@ export interface AppConfig {
     /** An idle keep-alive connection is closed after this: above the proxy's idle upstream timeout. */
     keepAliveMs: number;
   };
+  /**
+   * The flags an organization may have at each level (FLAGS_ALLOWED_FREE, FLAGS_ALLOWED_SUBSCRIBED): the spec's 5
+   * and 50 by default. An organization's own allowance (set through the admin API) overrides its level's.
+   */
+  flagAllowances: { free: number; subscribed: number };
   storage: {
     defaultAllocationBytes: number;
     maxUploadBytes: number;
@@ -127,6 +132,9 @@ export class ConfigValidationError extends Error {
 
 type Env = Record<string, string | undefined>;
 
+/** The most flags an allowance may give, whether a level's or one organization's own. */
+export const MAX_FLAG_ALLOWANCE = 10_000;
+
 const S3_VARIABLES = ['S3_ENDPOINT', 'S3_ACCESS_KEY', 'S3_SECRET_KEY', 'S3_BUCKET'] as const;
 
 export function loadConfig(env: Env = process.env): AppConfig {
@@ -169,6 +177,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     metricsPort: metricsPort(env, port),
     streamsEnabled: boolean(env, 'STREAMS_ENABLED', true),
     log: { level: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'), format: oneOf(env, 'LOG_FORMAT', ['json', 'pretty'] as const, 'json') },
+    flagAllowances: {
+      free: integer(env, 'FLAGS_ALLOWED_FREE', 5, 1, MAX_FLAG_ALLOWANCE),
+      subscribed: integer(env, 'FLAGS_ALLOWED_SUBSCRIBED', 50, 1, MAX_FLAG_ALLOWANCE),
+    },
     storage: {
       defaultAllocationBytes: integer(env, 'STORAGE_DEFAULT_ALLOCATION', 1024 ** 3, 0, Number.MAX_SAFE_INTEGER),
       maxUploadBytes: integer(env, 'MAX_UPLOAD_BYTES', 100 * 1024 ** 2, 1, Number.MAX_SAFE_INTEGER),

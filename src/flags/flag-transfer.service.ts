@@ -38,8 +38,11 @@ export class FlagTransferService {
   async import(tx: Transaction, organizationId: string, dto: ImportFlagsDto): Promise<FlagWrite<ImportReportDto>> {
     const entries = selected(await validEntries(dto.flags), dto.keys);
     if (!(await this.organizations.lockOrganization(tx, organizationId))) throw OrganizationsErrors.organizationDeleted();
-    const { max, used } = await this.quota.quotaFor(tx, organizationId);
-    const { lockedFlagIds } = await this.quota.snapshot(tx, organizationId);
+    const {
+      quota: { max, used },
+      allowance,
+      lockedFlagIds,
+    } = await this.quota.snapshot(tx, organizationId);
     const current = new Map((await this.flags.all(tx, organizationId, 'FOR UPDATE')).map((flag) => [flag.key, flag]));
 
     const report: ImportReportDto = { created: [], updated: [], unchanged: [], refused: [] };
@@ -50,7 +53,7 @@ export class FlagTransferService {
       const flag = current.get(key);
       if (!flag) {
         if (count >= max) {
-          report.refused.push({ key, reason: FlagsErrors.allowanceReached(max).message });
+          report.refused.push({ key, reason: FlagsErrors.allowanceReached(allowance).message });
           continue;
         }
         count += 1;
@@ -63,7 +66,7 @@ export class FlagTransferService {
       if (!edit.value && !edit.runtime && !edit.details && !edit.archived) {
         report.unchanged.push(key);
       } else if (lockedFlagIds.has(flag.id) && (edit.value || edit.runtime || edit.details)) {
-        report.refused.push({ key, reason: FlagsErrors.locked(key).message });
+        report.refused.push({ key, reason: FlagsErrors.locked(key, allowance).message });
       } else if (edit.value && before.archived && after.archived) {
         report.refused.push({ key, reason: FlagsErrors.archivedValueChange(key).message });
       } else {

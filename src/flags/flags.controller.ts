@@ -70,7 +70,7 @@ export class FlagsController {
       'The value must match the type (at most 4 KB, 4 levels deep). `rules` (optional, at most 20) choose another value by the ' +
       "evaluation context: the first rule whose conditions all hold gives its value, each of the flag's type. " +
       '`shared` flags (the default) may be relayed to players; ' +
-      'create anything secret as `server`. An organization may have 5 flags, or 50 with an active subscription (GET /v1/flags/quota). ' +
+      'create anything secret as `server`. An organization may have 5 flags, or 50 with an active subscription, unless the operator set other allowances (GET /v1/flags/quota). ' +
       'Audited as `flag.create`; servers see it on their next poll or stream event.',
   })
   @ApiJsonBody(CreateFlagDto, {

@@ -1,5 +1,6 @@
 import { HttpStatus } from '@nestjs/common';
 import { DomainError } from '../common/domain-error';
+import { Allowance, allowanceReachedMessage, lockedMessage } from '../quota/allowance';
 
 export enum FlagsErrorCode {
   FLAG_NOT_FOUND = 'FLAG_NOT_FOUND',
@@ -25,18 +26,16 @@ export const FlagsErrors = {
       FlagsErrorCode.FLAG_KEY_TAKEN,
       `A flag with key "${key}" already exists in this organization (archived flags keep their key reserved)`,
     ),
-  allowanceReached: (max: number) =>
+  /** At the allowance that applies: a level's (a bare number is one), or the organization's own, which the message names. */
+  allowanceReached: (allowance: Allowance | number) =>
     new DomainError(
       HttpStatus.CONFLICT,
       FlagsErrorCode.ALLOWANCE_REACHED,
-      `Flag allowance reached: this organization may have ${max} flags at its subscription level; subscribe or delete a flag to create another`,
+      allowanceReachedMessage(typeof allowance === 'number' ? { max: allowance, source: 'free' } : allowance),
     ),
-  locked: (key: string) =>
-    new DomainError(
-      HttpStatus.FORBIDDEN,
-      FlagsErrorCode.FLAG_LOCKED,
-      `Flag "${key}" is beyond the plan's limit: it keeps serving its value, but cannot be edited. Subscribe again or remove another flag to edit it`,
-    ),
+  /** Beyond the allowance: "subscribe again" under a level, the operator's limit under the organization's own. */
+  locked: (key: string, allowance?: Allowance) =>
+    new DomainError(HttpStatus.FORBIDDEN, FlagsErrorCode.FLAG_LOCKED, lockedMessage(key, allowance ?? { max: 0, source: 'free' })),
   /** If-Match named a version the flag is no longer at: someone changed it since the caller read it. */
   changed: (key: string, version: number) =>
     new DomainError(

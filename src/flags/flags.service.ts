@@ -37,8 +37,8 @@ export class FlagsService {
 
   async create(tx: Transaction, organizationId: string, dto: CreateFlagDto): Promise<FlagWrite<FeatureFlagDto>> {
     if (!(await this.organizations.lockOrganization(tx, organizationId))) throw OrganizationsErrors.organizationDeleted();
-    const { max, used } = await this.quota.quotaFor(tx, organizationId);
-    if (used >= max) throw FlagsErrors.allowanceReached(max);
+    const { quota, allowance } = await this.quota.use(tx, organizationId);
+    if (quota.used >= quota.max) throw FlagsErrors.allowanceReached(allowance);
 
     const state: FlagSnapshot = withRules(
       { name: dto.name, description: dto.description ?? null, type: dto.type, value: dto.value, runtime: dto.runtime ?? 'shared', archived: false },
@@ -50,14 +50,22 @@ export class FlagsService {
   }
 
   async list(organizationId: string, query: ListFlagsQueryDto): Promise<FlagPageDto> {
-    const [{ rows, total }, { quota, lockedFlagIds }] = await Promise.all([
+    const [{ rows, total }, use] = await Promise.all([
       this.flags.list(this.sql, organizationId, {
         search: query.search,
         includeArchived: query.includeArchived,
         ...pageWindow(query),
       }),
-      this.quota.snapshot(this.sql, organizationId),
+      this.quota.use(this.sql, organizationId),
     ]);
+    // Only this page's flags are ranked against the allowance: a page costs the same with 10,000 flags locked or none.
+    const lockedFlagIds = await this.quota.lockedOf(
+      this.sql,
+      organizationId,
+      use,
+      rows.map((flag) => flag.id),
+    );
+    const { quota } = use;
     return {
       results: rows.map((flag) => FeatureFlagDto.from(flag, lockedFlagIds.has(flag.id))),
       quota,
@@ -108,10 +116,11 @@ export class FlagsService {
     );
     checkRulesFitType(before, after.type, dto.rules);
 
-    const locked = await this.isLocked(tx, organizationId, flagId);
+    const { allowance, lockedFlagIds } = await this.quota.snapshot(tx, organizationId, [flagId]);
+    const locked = lockedFlagIds.has(flagId);
     const edit = editBetween(before, after);
     // Archiving and restoring stay allowed on a locked flag; every other edit is refused.
-    if (locked && (edit.value || edit.runtime || edit.details)) throw FlagsErrors.locked(current.key);
+    if (locked && (edit.value || edit.runtime || edit.details)) throw FlagsErrors.locked(current.key, allowance);
     // A value may change on an active flag, or in the same request that restores it.
     if (edit.value && before.archived && after.archived) throw FlagsErrors.archivedValueChange(current.key);
 
@@ -169,7 +178,7 @@ export class FlagsService {
   }
 
   private async isLocked(db: Db, organizationId: string, flagId: string): Promise<boolean> {
-    const { lockedFlagIds } = await this.quota.snapshot(db, organizationId);
+    const { lockedFlagIds } = await this.quota.snapshot(db, organizationId, [flagId]);
     return lockedFlagIds.has(flagId);
   }
 }

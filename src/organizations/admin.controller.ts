@@ -21,8 +21,8 @@ import {
   CreateSubscriptionDto,
   ListOrganizationsQueryDto,
   OrganizationDetailDto,
-  OrganizationDto,
   OrganizationPageDto,
+  OrganizationSettingsDto,
   SubscriptionDto,
   UpdateOrganizationDto,
 } from './dto/organization.dto';
@@ -30,8 +30,8 @@ import {
   CREATED_API_KEY_EXAMPLE,
   CREATED_ORGANIZATION_EXAMPLE,
   ORGANIZATION_DETAIL_EXAMPLE,
-  ORGANIZATION_EXAMPLE,
   ORGANIZATION_PAGE_EXAMPLE,
+  ORGANIZATION_SETTINGS_EXAMPLE,
   SUBSCRIPTION_EXAMPLE,
 } from './dto/organization.examples';
 import { OrganizationsService } from './organizations.service';
@@ -50,19 +50,29 @@ export class AdminController {
     summary: 'Create an organization',
     description:
       'The tenant that owns flags, files and API keys. It starts with the default storage allocation ' +
-      '(STORAGE_DEFAULT_ALLOCATION, 1 GiB unless configured) and no subscription, so its flag allowance is 5. ' +
+      '(STORAGE_DEFAULT_ALLOCATION, 1 GiB unless configured) and no subscription, so its flag allowance is the free level ' +
+      '(FLAGS_ALLOWED_FREE, 5 unless configured; PATCH gives it one of its own). ' +
       'With `admin`, its first admin too, in the same transaction: a new user with that email, name and password, or the existing ' +
-      'user with that email (who keeps their password), who can sign in at once (POST /v1/auth/login). ' +
-      'Next: issue it an API key, or sign in. CLI: `create-org --name <name> [--admin-email <email> --admin-name <name>]` (password in FLAGSTORE_PASSWORD).',
+      'user with that email, given by `email` alone (they keep their password: one sent for them is refused with 400), who can sign ' +
+      'in at once (POST /v1/auth/login). Next: issue it an API key, or sign in. ' +
+      "CLI: `create-org --name <name> [--admin-email <email> [--admin-name <name>]]` (a new user's password in FLAGSTORE_PASSWORD).",
   })
   @ApiJsonBody(CreateOrganizationDto, {
     studio: { summary: 'A studio', value: { name: 'Acme Games' } },
     withAdmin: {
-      summary: 'A studio and its first admin, who signs in at once',
+      summary: 'A studio and its first admin, a new user who signs in at once',
       value: { name: 'Acme Games', admin: { email: 'maya@acme.example', name: 'Maya Lin', password: 'correct horse battery staple' } },
+    },
+    withExistingAdmin: {
+      summary: 'Another organization for an existing user, who keeps their password',
+      value: { name: 'Acme Games (staging)', admin: { email: 'maya@acme.example' } },
     },
   })
   @ApiCreatedResponse({ type: CreatedOrganizationDto, example: CREATED_ORGANIZATION_EXAMPLE })
+  @ApiBadRequestResponse({
+    type: ApiErrorDto,
+    description: 'A field is missing or invalid: admin.password sent for an existing user, or admin.name or admin.password missing for a new one',
+  })
   createOrganization(@Body() dto: CreateOrganizationDto): Promise<CreatedOrganizationDto> {
     return this.organizations.createOrganization(dto);
   }
@@ -82,9 +92,9 @@ export class AdminController {
 
   @Get(':orgId')
   @ApiOperation({
-    summary: 'Read an organization with its API keys and subscriptions',
+    summary: 'Read an organization with its flag allowance, API keys and subscriptions',
     description:
-      'Every key it was issued, oldest first, revoked ones included with `revokedAt`: id, name, permissions and dates, never the key or ' +
+      "`flagAllowance` is its own allowance (null: its level's), `flagQuota` the quota that applies now. Every key it was issued, oldest first, revoked ones included with `revokedAt`: id, name, permissions and dates, never the key or " +
       'its hash (the key is shown once, when issued). This is how to find the id of a key to revoke. Every subscription, cancelled ' +
       'ones included with `cancelledAt`. CLI: `show-org --org <orgId>`.',
   })
@@ -97,15 +107,29 @@ export class AdminController {
 
   @Patch(':orgId')
   @ApiOperation({
-    summary: "Change an organization's storage allocation",
+    summary: "Change an organization's storage allocation or flag allowance",
     description:
-      'The bytes its files may use (GET /v1/storage reports use beyond it as overage; with STORAGE_ENFORCE_ALLOCATION=true uploads ' +
-      'past it are refused). Files already stored are kept. CLI: `set-allocation --org <orgId> --bytes <n>`.',
+      '`storageAllocation`: the bytes its files may use (GET /v1/storage reports use beyond it as overage; with ' +
+      'STORAGE_ENFORCE_ALLOCATION=true uploads past it are refused); files already stored are kept. ' +
+      "`flagAllowance`: the flags it may have, 1-10,000, whatever its subscriptions, or `null` to give it back its level's " +
+      '(FLAGS_ALLOWED_FREE, or FLAGS_ALLOWED_SUBSCRIBED while it has an active subscription; 5 and 50 unless configured). ' +
+      'A lower allowance locks the flags beyond it exactly as the end of a subscription does (the newest by creation time: they keep ' +
+      'serving their values, only archiving and deleting them is allowed); a higher one unlocks them. It holds on every instance ' +
+      "from the answer on; the answer's `flagQuota` is the quota that now applies. Send either field or both. " +
+      'CLI: `set-allocation --org <orgId> --bytes <n>`, `set-allowance --org <orgId> --allowance <n|level>`.',
   })
-  @ApiJsonBody(UpdateOrganizationDto, { tenGibibytes: { summary: '10 GiB', value: { storageAllocation: 10737418240 } } })
-  @ApiOkResponse({ type: OrganizationDto, example: { ...ORGANIZATION_EXAMPLE, storageAllocation: 10737418240 } })
+  @ApiJsonBody(UpdateOrganizationDto, {
+    tenGibibytes: { summary: '10 GiB of files', value: { storageAllocation: 10737418240 } },
+    ownAllowance: { summary: 'An allowance of its own: 500 flags', value: { flagAllowance: 500 } },
+    levelAllowance: { summary: "Back to its level's allowance (by subscription)", value: { flagAllowance: null } },
+  })
+  @ApiOkResponse({ type: OrganizationSettingsDto, example: ORGANIZATION_SETTINGS_EXAMPLE })
+  @ApiBadRequestResponse({
+    type: ApiErrorDto,
+    description: 'orgId is not a valid UUID; storageAllocation or flagAllowance out of range or of the wrong type; neither sent',
+  })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: 'No such organization' })
-  updateOrganization(@UuidParam('orgId') orgId: string, @Body() dto: UpdateOrganizationDto): Promise<OrganizationDto> {
+  updateOrganization(@UuidParam('orgId') orgId: string, @Body() dto: UpdateOrganizationDto): Promise<OrganizationSettingsDto> {
     return this.organizations.updateOrganization(orgId, dto);
   }
 
@@ -150,10 +174,11 @@ export class AdminController {
 
   @Post(':orgId/subscriptions')
   @ApiOperation({
-    summary: 'Add an active subscription (raises the flag allowance to 50)',
+    summary: 'Add an active subscription (raises the flag allowance to the subscribed level, 50 unless configured)',
     description:
-      'An organization with at least one active subscription, of any plan, may have 50 flags instead of 5, and flags that were ' +
-      'locked beyond the allowance become editable again. The plan is a label of your billing system. ' +
+      'An organization with at least one active subscription, of any plan, may have FLAGS_ALLOWED_SUBSCRIBED flags (50 unless ' +
+      'configured) instead of FLAGS_ALLOWED_FREE (5), and flags that were locked beyond the allowance become editable again; an ' +
+      'organization given an allowance of its own (PATCH flagAllowance) keeps that one. The plan is a label of your billing system. ' +
       'CLI: `subscribe --org <orgId> --plan <plan>`.',
   })
   @ApiJsonBody(CreateSubscriptionDto, { pro: { summary: 'A plan of your billing system', value: { plan: 'pro' } } })
@@ -168,7 +193,8 @@ export class AdminController {
   @ApiOperation({
     summary: 'Cancel a subscription',
     description:
-      'When it was the last active one, the allowance falls back to 5: the flags beyond it (the newest) keep serving their values ' +
+      'When it was the last active one, the allowance falls back to the free level (FLAGS_ALLOWED_FREE, 5 unless configured; an ' +
+      'allowance of its own stays): the flags beyond it (the newest) keep serving their values ' +
       'but are locked against edits until the organization subscribes again or removes flags. CLI: `unsubscribe --org <orgId> --subscription <id>`.',
   })
   @ApiNoContentResponse({ description: 'Cancelled' })

@@ -5,6 +5,8 @@ export interface Organization {
   name: string;
   /** Bytes. */
   storageAllocation: number;
+  /** Its own flag allowance, set by the operator; null: its level's. */
+  flagAllowance: number | null;
   createdAt: Date;
 }
 

@@ -5,7 +5,7 @@ import { Db, Transaction } from '../database/sql';
 import { ApiKeyRecord, Organization, Subscription } from './organization.model';
 
 // storage_allocation is a bigint; float8 carries every whole number up to 2^53 exactly, and the API allows no more.
-const ORGANIZATION = `id, name, storage_allocation::float8 AS "storageAllocation", created_at AS "createdAt"`;
+const ORGANIZATION = `id, name, storage_allocation::float8 AS "storageAllocation", flag_allowance AS "flagAllowance", created_at AS "createdAt"`;
 const SUBSCRIPTION = `id, organization_id AS "organizationId", plan, status, created_at AS "createdAt",
   cancelled_at AS "cancelledAt"`;
 // Deliberately without key_hash: what the read-back never reads, it cannot show.
@@ -68,11 +68,25 @@ export class OrganizationsRepository {
     return rows.length > 0;
   }
 
-  updateStorageAllocation(db: Db, organizationId: string, storageAllocation: number): Promise<Organization | null> {
-    return db.row<Organization>(`UPDATE organizations SET storage_allocation = $2 WHERE id = $1 RETURNING ${ORGANIZATION}`, [
-      organizationId,
-      storageAllocation,
-    ]);
+  /** Sets what `changes` holds (undefined: left as it is; a null flagAllowance: back to its level's). */
+  updateOrganization(
+    db: Db,
+    organizationId: string,
+    changes: { storageAllocation?: number; flagAllowance?: number | null },
+  ): Promise<Organization | null> {
+    return db.row<Organization>(
+      `UPDATE organizations
+          SET storage_allocation = CASE WHEN $2 THEN $3::bigint ELSE storage_allocation END,
+              flag_allowance = CASE WHEN $4 THEN $5::integer ELSE flag_allowance END
+        WHERE id = $1 RETURNING ${ORGANIZATION}`,
+      [
+        organizationId,
+        changes.storageAllocation !== undefined,
+        changes.storageAllocation ?? null,
+        changes.flagAllowance !== undefined,
+        changes.flagAllowance ?? null,
+      ],
+    );
   }
 
   async createSubscription(db: Db, organizationId: string, plan: string): Promise<Subscription> {

@@ -3,6 +3,7 @@ import { generateApiKey, hashApiKey } from '../auth/api-key';
 import { ApiKeyIndex } from '../auth/api-key-index';
 import { ApiKeysRepository } from '../auth/api-keys.repository';
 import { InvalidationBus } from '../invalidation/invalidation-bus';
+import { QuotaService } from '../quota/quota.service';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { pageWindow, totalPages } from '../common/dto/pagination';
 import { Db, Sql, Transaction } from '../database/sql';
@@ -17,6 +18,7 @@ import {
   OrganizationDetailDto,
   OrganizationDto,
   OrganizationPageDto,
+  OrganizationSettingsDto,
   SubscriptionDto,
   UpdateOrganizationDto,
 } from './dto/organization.dto';
@@ -35,6 +37,7 @@ export class OrganizationsService {
     private readonly keyIndex: ApiKeyIndex,
     private readonly transactions: Transactions,
     private readonly bus: InvalidationBus,
+    private readonly quota: QuotaService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Optional() @Inject(ORGANIZATION_FOUNDER) private readonly founder?: OrganizationFounder,
   ) {}
@@ -79,13 +82,25 @@ export class OrganizationsService {
     // Deleted only while it has no flags or files (DELETE /v1/organization): one deleted between these reads shows no keys.
     const apiKeys = await this.organizations.listApiKeys(this.sql, organizationId);
     const subscriptions = await this.organizations.listSubscriptions(this.sql, organizationId);
-    return OrganizationDetailDto.detail(organization, apiKeys, subscriptions);
+    const flagQuota = await this.quota.quotaFor(this.sql, organizationId);
+    return OrganizationDetailDto.detail(organization, apiKeys, subscriptions, flagQuota);
   }
 
-  async updateOrganization(organizationId: string, dto: UpdateOrganizationDto): Promise<OrganizationDto> {
-    const organization = await this.organizations.updateStorageAllocation(this.sql, organizationId, dto.storageAllocation);
-    if (!organization) throw OrganizationsErrors.organizationNotFound(organizationId);
-    return OrganizationDto.from(organization);
+  /**
+   * The storage allocation and the flag allowance. A flag allowance moves what is locked, so it takes the organization
+   * lock as subscription changes do; like them, it is read from the database by every instance on each request, so it
+   * holds everywhere from its commit on: fewer flags lock the newest beyond it, more unlock them.
+   */
+  async updateOrganization(organizationId: string, dto: UpdateOrganizationDto): Promise<OrganizationSettingsDto> {
+    if (dto.storageAllocation === undefined && dto.flagAllowance === undefined) throw OrganizationsErrors.nothingToUpdate();
+    return this.transactions.run(async (tx) => {
+      await this.lockExistingOrganization(tx, organizationId);
+      const organization = await this.organizations.updateOrganization(tx, organizationId, {
+        storageAllocation: dto.storageAllocation,
+        flagAllowance: dto.flagAllowance,
+      });
+      return OrganizationSettingsDto.settings(organization!, await this.quota.quotaFor(tx, organizationId));
+    });
   }
 
   /** Once committed, the key works on this instance at once, and the others are told to read it. */

@@ -105,7 +105,11 @@ export class PeopleService implements OrganizationFounder {
   /** OrganizationFounder: the organization being created gets `admin` (found by email, else created) as its admin. */
   async found(tx: Transaction, organizationId: string, admin: FirstAdminDto): Promise<FirstAdminUserDto> {
     let user = await this.users.findByEmail(tx, admin.email);
+    // Nobody types a password for somebody else: an existing user keeps theirs, and one sent for them is refused, not ignored.
+    if (user && admin.password !== undefined) throw OrganizationsErrors.firstAdminPasswordForExistingUser(admin.email);
     if (!user) {
+      if (admin.name === undefined) throw OrganizationsErrors.firstAdminFieldMissing('admin.name');
+      if (admin.password === undefined) throw OrganizationsErrors.firstAdminFieldMissing('admin.password');
       const created = await this.users.create(tx, admin.email, admin.name, await this.hasher.hash(admin.password), true);
       // Created by another transaction since the read: a unique violation has aborted this one, so start over.
       if (!created) throw PeopleErrors.emailTaken();

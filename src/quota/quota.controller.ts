@@ -21,9 +21,11 @@ export class QuotaController {
   @ApiOperation({
     summary: "The organization's flag allowance and usage",
     description:
-      '`max` is 5, or 50 while the organization has any active subscription; `used` counts every flag, archived ones included. ' +
-      'Flags beyond `max` (the newest, by creation time) are `locked`: they keep serving their values, but only archiving and ' +
-      'deleting them is allowed until the organization subscribes again or removes flags. At `max`, creating a flag answers 409.',
+      "`max` is 5, or 50 while the organization has any active subscription (the deployment's FLAGS_ALLOWED_FREE and " +
+      'FLAGS_ALLOWED_SUBSCRIBED when configured), or the allowance the operator gave this organization, whatever its subscriptions. ' +
+      '`used` counts every flag, archived ones included. Flags beyond `max` (the newest, by creation time) are `locked`: they keep ' +
+      'serving their values, but only archiving and deleting them is allowed until the organization subscribes again (or the ' +
+      'operator raises its allowance) or removes flags. At `max`, creating a flag answers 409.',
   })
   @ApiOkResponse({ type: FeatureFlagQuotaDto, example: QUOTA_EXAMPLE })
   getQuota(@CurrentPrincipal() principal: Principal): Promise<FeatureFlagQuotaDto> {

@@ -192,6 +192,9 @@ describe('admin API and API keys', () => {
       const iso = (date: Date | null) => date?.toISOString() ?? null;
       expect(response.body).toEqual({
         ...org,
+        // Its own flag allowance (none: the level's) and the quota that applies (decisions.md, "A studio's own deployment").
+        flagAllowance: null,
+        flagQuota: { max: 50, used: 0, subscribed: true, locked: 0 },
         apiKeys: [
           {
             id: reader.id,

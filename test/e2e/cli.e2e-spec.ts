@@ -168,6 +168,8 @@ describe('admin CLI', () => {
     expect(run.code).toBe(0);
     expect(run.json).toEqual({
       ...org,
+      flagAllowance: null,
+      flagQuota: { max: 50, used: 0, subscribed: true, locked: 0 },
       apiKeys: [
         { id: live.id, name: 'live', permissions: ['FLAGS_READ'], createdAt: live.createdAt, revokedAt: null },
         { id: revoked.id, name: 'gone', permissions: ['STORAGE_READ', 'STORAGE_WRITE'], createdAt: revoked.createdAt, revokedAt: expect.any(String) },

@@ -51,9 +51,15 @@ describe('people: users, sign-in, sessions and roles', () => {
 
     it('joins the existing user with that email as the first admin, keeping their password', async () => {
       const user = await createUser(t);
-      const created = await admin(t)
+      // A password for somebody else is refused, not ignored (decisions.md, "A studio's own deployment"); the email alone does.
+      const refused = await admin(t)
         .post('/organizations')
         .send({ name: 'Second studio', admin: { email: user.email.toUpperCase(), name: 'Ignored', password: 'another password entirely' } })
+        .expect(400);
+      expect(refused.body.message).toMatch(/^admin\.password must not be sent/);
+      const created = await admin(t)
+        .post('/organizations')
+        .send({ name: 'Second studio', admin: { email: user.email.toUpperCase(), name: 'Ignored' } })
         .expect(201);
       expect(created.body.admin).toEqual({ id: user.id, email: user.email, name: user.name });
       const session = await signIn(t, user.email);

@@ -1,6 +1,22 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMinSize, IsArray, IsEnum, IsInt, IsObject, IsOptional, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import {
+  ArrayMinSize,
+  IsArray,
+  IsEnum,
+  IsInt,
+  IsObject,
+  IsOptional,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
+import { MAX_FLAG_ALLOWANCE } from '../../config/app-config';
+import { FlagQuota } from '../../quota/allowance';
+import { FeatureFlagQuotaDto } from '../../quota/dto/quota.dto';
 import { PageQueryDto, pageFields } from '../../common/dto/pagination';
 import { CharLength } from '../../common/validation';
 import { ApiKey } from '../../auth/api-key';
@@ -16,20 +32,29 @@ export class FirstAdminDto {
   @MaxLength(254)
   email: string;
 
-  @ApiProperty({ minLength: 1, maxLength: 100, example: 'Maya Lin' })
+  @ApiPropertyOptional({
+    minLength: 1,
+    maxLength: 100,
+    example: 'Maya Lin',
+    description: 'Required for a new user; an existing user keeps their name',
+  })
+  @ValidateIf((admin: FirstAdminDto) => admin.name !== undefined)
   @IsString()
   @CharLength(1, 100)
-  name: string;
+  name?: string;
 
-  @ApiProperty({
+  @ApiPropertyOptional({
     minLength: 12,
     maxLength: 256,
     format: 'password',
-    description: 'Used only when no user has this email yet; an existing user keeps theirs',
+    description:
+      'Required for a new user (no user has this email yet), refused (400) for an existing one: they keep their password, ' +
+      'and nobody types a password for somebody else',
   })
+  @ValidateIf((admin: FirstAdminDto) => admin.password !== undefined)
   @IsString()
   @CharLength(12, 256)
-  password: string;
+  password?: string;
 }
 
 export class CreateOrganizationDto {
@@ -40,21 +65,41 @@ export class CreateOrganizationDto {
 
   @ApiPropertyOptional({
     type: FirstAdminDto,
-    description: 'The organization and its first admin in one transaction: a new user, or the existing one with this email',
+    description:
+      'The organization and its first admin in one transaction: a new user (email, name and password), or the existing one with ' +
+      'this email (email alone)',
   })
   @IsOptional()
-  @IsObject({ message: 'admin must be an object with email, name and password' })
+  @IsObject({ message: 'admin must be an object with email (and name and password for a new user)' })
   @ValidateNested()
   @Type(() => FirstAdminDto)
   admin?: FirstAdminDto;
 }
 
+/** Either field or both; absent ones are left as they are. */
 export class UpdateOrganizationDto {
-  @ApiProperty({ description: 'Storage allocation in bytes', minimum: 0, example: 1073741824 })
+  @ApiPropertyOptional({ description: 'Storage allocation in bytes', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, example: 1073741824 })
+  @ValidateIf((dto: UpdateOrganizationDto) => dto.storageAllocation !== undefined)
   @IsInt()
   @Min(0)
   @Max(Number.MAX_SAFE_INTEGER)
-  storageAllocation: number;
+  storageAllocation?: number;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    nullable: true,
+    minimum: 1,
+    maximum: MAX_FLAG_ALLOWANCE,
+    example: 500,
+    description:
+      "The organization's own flag allowance, whatever its subscriptions; `null` gives it back its level's (FLAGS_ALLOWED_FREE, " +
+      'or FLAGS_ALLOWED_SUBSCRIBED with an active subscription). Flags beyond it (the newest) are locked, as when a subscription ends.',
+  })
+  @ValidateIf((dto: UpdateOrganizationDto) => dto.flagAllowance !== null && dto.flagAllowance !== undefined)
+  @IsInt({ message: `flagAllowance must be a whole number from 1 to ${MAX_FLAG_ALLOWANCE}, or null` })
+  @Min(1, { message: `flagAllowance must be a whole number from 1 to ${MAX_FLAG_ALLOWANCE}, or null` })
+  @Max(MAX_FLAG_ALLOWANCE, { message: `flagAllowance must be a whole number from 1 to ${MAX_FLAG_ALLOWANCE}, or null` })
+  flagAllowance?: number | null;
 }
 
 export class CreateApiKeyDto {
@@ -99,6 +144,28 @@ export class OrganizationDto {
       storageAllocation: organization.storageAllocation,
       createdAt: organization.createdAt.toISOString(),
     };
+  }
+}
+
+/** An organization with its flag allowance: what PATCH answers, and the start of the admin read-back. */
+export class OrganizationSettingsDto extends OrganizationDto {
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    minimum: 1,
+    maximum: MAX_FLAG_ALLOWANCE,
+    description: "The organization's own flag allowance, set by the operator; null: its level's (by subscription)",
+  })
+  flagAllowance: number | null;
+
+  @ApiProperty({
+    type: FeatureFlagQuotaDto,
+    description: "The flag quota that applies now (GET /v1/flags/quota's): `max` is flagAllowance when set, else its level's",
+  })
+  flagQuota: FeatureFlagQuotaDto;
+
+  static settings(organization: Organization, flagQuota: FlagQuota): OrganizationSettingsDto {
+    return { ...OrganizationDto.from(organization), flagAllowance: organization.flagAllowance, flagQuota };
   }
 }
 
@@ -199,13 +266,13 @@ export class SubscriptionRecordDto extends SubscriptionDto {
 }
 
 /** An organization with every key it was issued and every subscription it had, revoked and cancelled ones included. */
-export class OrganizationDetailDto extends OrganizationDto {
+export class OrganizationDetailDto extends OrganizationSettingsDto {
   @ApiProperty({ type: [ApiKeyDto], description: 'Oldest first, revoked ones included' }) apiKeys: ApiKeyDto[];
   @ApiProperty({ type: [SubscriptionRecordDto], description: 'Oldest first, cancelled ones included' }) subscriptions: SubscriptionRecordDto[];
 
-  static detail(organization: Organization, apiKeys: ApiKeyRecord[], subscriptions: Subscription[]): OrganizationDetailDto {
+  static detail(organization: Organization, apiKeys: ApiKeyRecord[], subscriptions: Subscription[], flagQuota: FlagQuota): OrganizationDetailDto {
     return {
-      ...OrganizationDto.from(organization),
+      ...OrganizationSettingsDto.settings(organization, flagQuota),
       apiKeys: apiKeys.map((apiKey) => ApiKeyDto.from(apiKey)),
       subscriptions: subscriptions.map((subscription) => SubscriptionRecordDto.from(subscription)),
     };

@@ -1,5 +1,13 @@
 import { Permission } from '../../auth/permission';
-import { ApiKeyDto, CreatedApiKeyDto, OrganizationDetailDto, OrganizationDto, OrganizationPageDto, SubscriptionDto } from './organization.dto';
+import {
+  ApiKeyDto,
+  CreatedApiKeyDto,
+  OrganizationDetailDto,
+  OrganizationDto,
+  OrganizationPageDto,
+  OrganizationSettingsDto,
+  SubscriptionDto,
+} from './organization.dto';
 
 /** What the admin API's documentation shows: made-up values of the real shapes (the OpenAPI test holds them to their schemas). */
 
@@ -45,8 +53,16 @@ export const SUBSCRIPTION_EXAMPLE: SubscriptionDto = {
   createdAt: '2026-11-03T11:00:00.000Z',
 };
 
+/** An organization given 500 flags by the operator, with 620 (the 120 newest locked). */
+export const ORGANIZATION_SETTINGS_EXAMPLE: OrganizationSettingsDto = {
+  ...ORGANIZATION_EXAMPLE,
+  flagAllowance: 500,
+  flagQuota: { max: 500, used: 620, subscribed: true, locked: 120 },
+};
+
 export const ORGANIZATION_DETAIL_EXAMPLE: OrganizationDetailDto = {
   ...ORGANIZATION_EXAMPLE,
+  flagAllowance: null,
   apiKeys: [
     LIVE_KEY,
     {
@@ -58,6 +74,7 @@ export const ORGANIZATION_DETAIL_EXAMPLE: OrganizationDetailDto = {
     },
   ],
   subscriptions: [{ ...SUBSCRIPTION_EXAMPLE, cancelledAt: null }],
+  flagQuota: { max: 50, used: 12, subscribed: true, locked: 0 },
 };
 
 /** An organization created with its first admin. */

@@ -1,7 +1,12 @@
 import { ApiProperty } from '@nestjs/swagger';
 
 export class FeatureFlagQuotaDto {
-  @ApiProperty({ description: 'Flags allowed: 5 without a subscription, 50 with any active subscription', example: 5 })
+  @ApiProperty({
+    description:
+      "Flags allowed: 5 without a subscription, 50 with any active subscription (the deployment's levels when configured), " +
+      'or the allowance the operator gave this organization',
+    example: 5,
+  })
   max: number;
 
   @ApiProperty({ description: 'Flags currently defined, archived ones included', example: 3 })

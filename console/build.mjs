@@ -43,7 +43,7 @@ writeFileSync(
 );
 
 log('type-checking');
-execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(consoleDir, 'tsconfig.json')], {
+execFileSync(process.execPath, [join(root, 'node_modules', 'typescript-7', 'bin', 'tsc'), '-p', join(consoleDir, 'tsconfig.json')], {
   stdio: 'inherit',
 });
 

@@ -16,6 +16,7 @@ import { FlagConfigPoll } from './flag-config/flag-config-poll';
 import { ConfigStreamHub } from './flag-config/stream/config-stream.hub';
 import { rootLogger, ROOT_LOGGER } from './logging/logging.module';
 import { NestJsonLogger } from './logging/nest-json-logger';
+import { ApiExpressAdapter } from './http/api-express-adapter';
 
 async function bootstrap(): Promise<void> {
   // The log is JSON lines from the first one: at the defaults until the configuration is read, then as it says.
@@ -37,7 +38,10 @@ async function bootstrap(): Promise<void> {
   const database = await openDatabase(config);
   let app: NestExpressApplication | undefined;
   try {
-    app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, database.url), { bodyParser: false, logger: bootLogger });
+    app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, database.url), new ApiExpressAdapter(), {
+      bodyParser: false,
+      logger: bootLogger,
+    });
     app.useLogger(new NestJsonLogger(app.get(ROOT_LOGGER)));
     await serve(app, config, database);
   } catch (error) {

@@ -1,12 +1,9 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import type { Config } from 'jest';
+import { transform, transformIgnorePatterns } from './jest-transform';
 
 const rootDir = resolve(__dirname, '..');
-
-const transform: Config['transform'] = {
-  '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }],
-};
 
 const config: Config = {
   rootDir,
@@ -20,6 +17,7 @@ const config: Config = {
       rootDir,
       testEnvironment: 'node',
       transform,
+      transformIgnorePatterns,
       // The console's logic (console/src) is tested here too; its pages are tested in Chromium (npm run test:browser).
       testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/console/src/**/*.spec.ts'],
     },
@@ -28,6 +26,7 @@ const config: Config = {
       rootDir,
       testEnvironment: 'node',
       transform,
+      transformIgnorePatterns,
       // e2e: the real app over HTTP; service: the services on the same real database, without HTTP.
       testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts', '<rootDir>/test/service/**/*.service-spec.ts'],
       setupFilesAfterEnv: ['<rootDir>/test/support/contract-check.ts'],
@@ -40,6 +39,7 @@ const config: Config = {
       rootDir,
       testEnvironment: 'node',
       transform,
+      transformIgnorePatterns,
       testMatch: ['<rootDir>/sdk/test/**/*.spec.ts'],
       setupFilesAfterEnv: ['<rootDir>/test/support/contract-check.ts'],
       globalSetup: '<rootDir>/test/support/global-setup.ts',

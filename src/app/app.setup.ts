@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
 import { INestApplication, RequestMethod } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger as PinoLogger } from 'pino';
 import { pinoHttp } from 'pino-http';
 import { DocumentBuilder, OpenAPIObject, SwaggerCustomOptions, SwaggerModule } from '@nestjs/swagger';
-import { buildSwaggerHTML } from '@nestjs/swagger/dist/swagger-ui';
 import { ADMIN_SECURITY, API_KEY_HEADER_SECURITY, API_KEY_SECURITY, SESSION_SECURITY } from '../auth/auth.decorators';
 import { SESSION_COOKIE } from '../auth/sessions/session-token';
 import { FLAG_IMPORT_PATH, IMPORT_BODY_LIMIT_BYTES } from '../flags/flag-transfer.controller';
@@ -112,7 +112,7 @@ function setupOpenApi(app: INestApplication, config: AppConfig): void {
  * never framed.
  */
 export function docsContentSecurityPolicy(config: AppConfig, options: SwaggerCustomOptions): string {
-  const page = buildSwaggerHTML('./', options);
+  const page = swaggerPage('./', options);
   const blocks = [...page.matchAll(/<style>([\s\S]*?)<\/style>/g)].map((match) => cspHash(match[1]));
   const attributes = [...page.matchAll(/ style="([^"]*)"/g)].map((match) => cspHash(match[1]));
   const publicOrigin = new URL(config.urls.publicUrl).origin;
@@ -128,6 +128,18 @@ export function docsContentSecurityPolicy(config: AppConfig, options: SwaggerCus
     "form-action 'self'",
     "frame-ancestors 'none'",
   ].join('; ');
+}
+
+/**
+ * The page SwaggerModule serves at /docs, as it writes it: @nestjs/swagger's own template function, which its package
+ * exports no name for (its `exports` map lists only the package root), so it is loaded by file from beside that root.
+ * The docs browser test and test/e2e/page-security-headers check that the hashes match the page served.
+ */
+function swaggerPage(baseUrl: string, options: SwaggerCustomOptions): string {
+  const swaggerUi = createRequire(require.resolve('@nestjs/swagger'))('./swagger-ui/swagger-ui.js') as {
+    buildSwaggerHTML(baseUrl: string, options: SwaggerCustomOptions): string;
+  };
+  return swaggerUi.buildSwaggerHTML(baseUrl, options);
 }
 
 /**

@@ -20,12 +20,28 @@ export function propagatesContext(storage: AsyncLocalStorage<unknown>): boolean 
   return symbol !== undefined && freshResources().some((resource) => Object.getOwnPropertySymbols(resource).includes(symbol));
 }
 
+/** The resource-store symbols (one per enabled storage) a promise and a timer made now carry. */
+function storeSymbols(): symbol[] {
+  return freshResources().flatMap((resource) => Object.getOwnPropertySymbols(resource).filter((symbol) => symbol.description === RESOURCE_STORE));
+}
+
 /**
- * Whether any AsyncLocalStorage of the process, whoever made it, copies its context into the async resources
- * created now: the same property as above, found by its symbol's description rather than through the storage.
+ * The test runner's own storages: jest-circus 30 runs every hook and test inside an AsyncLocalStorage of its own
+ * (its test execution context), so whatever a test makes carries that one. Read before each test, before the test
+ * or the code it runs can enter one.
+ */
+let runnerSymbols = new Set<symbol>();
+beforeEach(() => {
+  runnerSymbols = new Set(storeSymbols());
+});
+
+/**
+ * Whether any AsyncLocalStorage of the process, whoever made it, but for the test runner's own, copies its context
+ * into the async resources created now: the same property as above, found by its symbol's description rather than
+ * through the storage.
  */
 export function anyContextPropagates(): boolean {
-  return freshResources().some((resource) => Object.getOwnPropertySymbols(resource).some((symbol) => symbol.description === RESOURCE_STORE));
+  return storeSymbols().some((symbol) => !runnerSymbols.has(symbol));
 }
 
 /**

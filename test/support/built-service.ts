@@ -69,13 +69,14 @@ function build(dir: string): void {
   mkdirSync(building);
   try {
     symlinkSync(join(ROOT, 'node_modules'), join(building, 'node_modules'), 'dir');
-    const tsc = join(ROOT, 'node_modules', '.bin', 'tsc');
+    // The native compiler (typescript 7), as npm run build:service runs it.
+    const tsc = join(ROOT, 'node_modules', 'typescript-7', 'bin', 'tsc');
     const outDir = join(building, 'dist');
     for (const [project, out] of [
       ['tsconfig.build.json', outDir],
       [join('migrations', 'tsconfig.json'), join(outDir, 'migrations')],
     ]) {
-      execFileSync(tsc, ['-p', project, '--outDir', out, '--noCheck'], { cwd: ROOT, stdio: 'pipe' });
+      execFileSync(process.execPath, [tsc, '-p', project, '--outDir', out, '--noCheck'], { cwd: ROOT, stdio: 'pipe' });
     }
     renameSync(building, dir);
   } catch (error) {
@@ -87,7 +88,7 @@ function build(dir: string): void {
 /** The content of every input, with where it is and what compiles it: another checkout or version builds apart. */
 function sourceHash(): string {
   const hash = createHash('sha256');
-  const typescript = JSON.parse(readFileSync(require.resolve('typescript/package.json'), 'utf8')) as { version: string };
+  const typescript = JSON.parse(readFileSync(require.resolve('typescript-7/package.json'), 'utf8')) as { version: string };
   hash.update(`${ROOT}\0typescript ${typescript.version}\0`);
   const files = INPUTS.flatMap((input) =>
     statSync(join(ROOT, input)).isDirectory()

@@ -15,6 +15,7 @@ import { freePort } from '../../src/common/free-port';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
 import { recordExchanges } from './contract';
 import { createTestDatabase } from './test-database';
+import { ApiExpressAdapter } from '../../src/http/api-express-adapter';
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdefghijkl';
 
@@ -89,7 +90,7 @@ export async function createTestApp(
   if (!options.owaspPasswordHashing) testing.overrideProvider(SCRYPT_COST).useValue(TEST_SCRYPT_COST);
   for (const { provide, useValue } of options.overrides ?? []) testing.overrideProvider(provide).useValue(useValue);
   const moduleRef = await testing.compile();
-  const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, bufferLogs: true });
+  const app = moduleRef.createNestApplication<NestExpressApplication>(new ApiExpressAdapter(), { bodyParser: false, bufferLogs: true });
   app.useLogger(app.get(PinoNestLogger));
   configureApp(app, config, options);
   await app.init();

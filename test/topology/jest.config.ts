@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import type { Config } from 'jest';
+import { transform, transformIgnorePatterns } from '../jest-transform';
 
 const rootDir = resolve(__dirname, '..', '..');
 
@@ -11,9 +12,8 @@ const rootDir = resolve(__dirname, '..', '..');
 const config: Config = {
   rootDir,
   testEnvironment: 'node',
-  transform: {
-    '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }],
-  },
+  transform,
+  transformIgnorePatterns,
   testMatch: ['<rootDir>/test/topology/**/*.topology-spec.ts'],
   testTimeout: 120_000,
 };

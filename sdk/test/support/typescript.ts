@@ -9,7 +9,9 @@ export const sdkRoot = join(repositoryRoot, 'sdk');
 /** Runs the root's tsc from the repository root; resolves with its output, or rejects with it. */
 export async function typescript(...args: string[]): Promise<string> {
   try {
-    const { stdout, stderr } = await run(join(repositoryRoot, 'node_modules', '.bin', 'tsc'), args, { cwd: repositoryRoot });
+    const { stdout, stderr } = await run(process.execPath, [join(repositoryRoot, 'node_modules', 'typescript-7', 'bin', 'tsc'), ...args], {
+      cwd: repositoryRoot,
+    });
     return stdout + stderr;
   } catch (error) {
     const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };

@@ -7,7 +7,19 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'data/**', 'node_modules/**', 'sdk/dist/**', 'coverage/**', 'console/.generated/**', 'artifacts/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'data/**',
+      'node_modules/**',
+      'sdk/dist/**',
+      'coverage/**',
+      'console/.generated/**',
+      'artifacts/**',
+      'build/**',
+      'sdk-csharp/build/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   prettier,

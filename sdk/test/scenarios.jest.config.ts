@@ -1,5 +1,11 @@
+/**
+ * @jest-config-loader ts-node
+ */
+// Loaded through ts-node on every Node.js: Node 24 would strip the types itself and load this file as an ES module,
+// where its extensionless relative imports and __dirname do not resolve.
 import { resolve } from 'node:path';
 import type { Config } from 'jest';
+import { transform, transformIgnorePatterns } from '../../test/jest-transform';
 
 /*
  * The TypeScript SDK's scenarios (test/fixtures/sdk/SCENARIOS.md) and shared payload fixtures against the service that
@@ -19,7 +25,8 @@ const rootDir = resolve(__dirname, '..', '..');
 const config: Config = {
   rootDir,
   testEnvironment: 'node',
-  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }] },
+  transform,
+  transformIgnorePatterns,
   testMatch: ['<rootDir>/sdk/test/scenarios.spec.ts', '<rootDir>/sdk/test/scenario-rate-limit.spec.ts', '<rootDir>/sdk/test/fixtures.spec.ts'],
   testTimeout: 60_000,
   // Scenario 2 waits out the service's rate-limit window (up to a minute, idle): beside the others, not after them.

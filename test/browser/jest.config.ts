@@ -1,3 +1,8 @@
+/**
+ * @jest-config-loader ts-node
+ */
+// Loaded through ts-node on every Node.js: Node 24 would strip the types itself and load this file as an ES module,
+// where its extensionless relative imports and __dirname do not resolve.
 import { resolve } from 'node:path';
 import type { Config } from 'jest';
 import { transform, transformIgnorePatterns } from '../jest-transform';

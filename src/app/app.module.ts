@@ -22,6 +22,7 @@ import { OrganizationsModule } from '../organizations/organizations.module';
 import { PeopleModule } from '../people/people.module';
 import { QuotaModule } from '../quota/quota.module';
 import { RateLimitModule } from '../rate-limit/rate-limit.module';
+import { ReviewModule } from '../review/review.module';
 import { StorageModule } from '../storage/storage.module';
 import { SURFACES } from './surfaces';
 
@@ -48,6 +49,7 @@ export class AppModule {
         QuotaModule,
         FlagConfigModule,
         FlagsModule,
+        ReviewModule,
         StorageModule,
         EventsModule,
         HealthModule,

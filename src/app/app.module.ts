@@ -23,6 +23,7 @@ import { PeopleModule } from '../people/people.module';
 import { QuotaModule } from '../quota/quota.module';
 import { RateLimitModule } from '../rate-limit/rate-limit.module';
 import { ReviewModule } from '../review/review.module';
+import { ChangeRequestsModule } from '../change-requests/change-requests.module';
 import { StorageModule } from '../storage/storage.module';
 import { SURFACES } from './surfaces';
 
@@ -50,6 +51,7 @@ export class AppModule {
         FlagConfigModule,
         FlagsModule,
         ReviewModule,
+        ChangeRequestsModule,
         StorageModule,
         EventsModule,
         HealthModule,

@@ -31,6 +31,6 @@ import { FlagSchedulesService } from './schedules/flag-schedules.service';
     FlagSchedulesService,
     FlagScheduler,
   ],
-  exports: [FlagsRepository, FlagsService, FlagWriter],
+  exports: [FlagsRepository, FlagsService, FlagWriter, FlagTransferService],
 })
 export class FlagsModule {}

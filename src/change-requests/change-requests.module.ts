@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { FlagsModule } from '../flags/flags.module';
+import { OrganizationsModule } from '../organizations/organizations.module';
+import { ReviewModule } from '../review/review.module';
+import { ChangeRequestsController } from './change-requests.controller';
+import { ChangeRequestsRepository } from './change-requests.repository';
+import { ChangeRequestsService } from './change-requests.service';
+
+/** Change requests (issue 34): above flags, whose one audited write path applies them. */
+@Module({
+  imports: [FlagsModule, OrganizationsModule, ReviewModule],
+  controllers: [ChangeRequestsController],
+  providers: [ChangeRequestsRepository, ChangeRequestsService],
+})
+export class ChangeRequestsModule {}

@@ -1,0 +1,327 @@
+import { BadRequestException, Injectable } from '@nestjs/common';
+import { AuditActor } from '../audit/audit-entry';
+import { Principal } from '../auth/principal';
+import { CLOCK, Clock } from '../common/clock';
+import { pageWindow, totalPages } from '../common/dto/pagination';
+import { Db, Sql, Transaction } from '../database/sql';
+import { Transactions } from '../database/transactions';
+import { ExportedFlagDto } from '../flags/dto/flag-transfer.dto';
+import { Flag, FLAG_KEY_PATTERN, FlagSnapshot, snapshotOf } from '../flags/flag.model';
+import { validFlagEntry, FlagTransferService } from '../flags/flag-transfer.service';
+import { FlagWrite, FlagWriter } from '../flags/flag-writer';
+import { FlagsRepository } from '../flags/flags.repository';
+import { OrganizationsErrors } from '../organizations/organizations.errors';
+import { OrganizationsRepository } from '../organizations/organizations.repository';
+import { ReviewSettings } from '../review/review-settings.repository';
+import { Inject } from '@nestjs/common';
+import { jsonEqual } from '../common/canonical-json';
+import { Action, Actor, decide, RequestFacts } from './change-request-state';
+import {
+  ApplyChangeRequestDto,
+  ChangeRequestDto,
+  ChangeRequestPageDto,
+  CreateChangeRequestDto,
+  CreateReviewDto,
+  ListChangeRequestsQueryDto,
+  StaleFlagDto,
+  UpdateChangeRequestDto,
+} from './dto/change-request.dto';
+import { ChangeRequestsErrors } from './change-requests.errors';
+import { ActorRef, ChangeRequestRow, ChangeRow, ChangeRequestsRepository } from './change-requests.repository';
+
+/** A change as proposed: the key, and the whole state (null: delete the flag). */
+interface Proposed {
+  key: string;
+  after: FlagSnapshot | null;
+}
+
+const SNAPSHOT_FIELDS = ['name', 'description', 'type', 'value', 'runtime', 'archived', 'rules'] as const;
+
+/**
+ * Change requests (decisions.md, "Change requests (turn 5)"): proposed end states of flags, reviewed, then applied
+ * through the one audited write path. Each command runs in one transaction that row-locks the request (after the
+ * organization's row, the lock order of every flag write), so edits, reviews and applies of one request take turns;
+ * who may do what is the state machine's (change-request-state.ts).
+ */
+@Injectable()
+export class ChangeRequestsService {
+  constructor(
+    private readonly sql: Sql,
+    private readonly transactions: Transactions,
+    private readonly requests: ChangeRequestsRepository,
+    private readonly flags: FlagsRepository,
+    private readonly organizations: OrganizationsRepository,
+    private readonly transfers: FlagTransferService,
+    private readonly writer: FlagWriter,
+    private readonly reviewSettings: ReviewSettings,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  async create(principal: Principal, dto: CreateChangeRequestDto): Promise<ChangeRequestDto> {
+    const proposed = await validChanges(dto.changes);
+    const organizationId = principal.organizationId;
+    const id = await this.transactions.run(async (tx) => {
+      const author = await this.actorRef(tx, principal);
+      const changes = withBefore(proposed, await this.flags.all(tx, organizationId));
+      const at = this.now();
+      const row = await this.requests.insert(tx, organizationId, { title: dto.title, description: dto.description ?? null, author, at });
+      await this.requests.replaceChanges(tx, row.id, changes);
+      await this.requests.appendEvent(tx, row.id, 'opened', author, at);
+      return row.id;
+    });
+    return this.get(organizationId, id);
+  }
+
+  async list(principal: Principal, query: ListChangeRequestsQueryDto): Promise<ChangeRequestPageDto> {
+    const organizationId = principal.organizationId;
+    // Keys never review and viewers may not: nothing waits for them.
+    const reviewer = principal.type === 'session' && principal.role !== 'viewer';
+    if (query.awaitingMe === true && !reviewer) return { results: [], total: 0, page: query.page, totalPages: 0 };
+    const awaiting =
+      query.awaitingMe === true
+        ? { userId: principal.id, selfApproval: (await this.reviewSettings.settingOf(this.sql, organizationId)).selfApproval }
+        : undefined;
+    const { rows, total } = await this.requests.list(this.sql, organizationId, { state: query.state, awaiting }, pageWindow(query));
+    return {
+      results: rows.map((row) => ({
+        id: row.id,
+        title: row.title,
+        description: row.description,
+        state: row.state,
+        author: authorOf(row),
+        keys: row.keys,
+        approvals: row.approvals,
+        applyAt: iso(row.applyAt),
+        createdAt: row.createdAt.toISOString(),
+        updatedAt: row.updatedAt.toISOString(),
+        appliedAt: iso(row.appliedAt),
+      })),
+      total,
+      page: query.page,
+      totalPages: totalPages(total, query.limit),
+    };
+  }
+
+  async get(organizationId: string, id: string, db: Db = this.sql): Promise<ChangeRequestDto> {
+    const row = await this.requests.find(db, organizationId, id);
+    if (!row) throw ChangeRequestsErrors.notFound(id);
+    const [changes, reviews, events, setting] = await Promise.all([
+      this.requests.changesOf(db, id),
+      this.requests.reviewsOf(db, id, row.revision),
+      this.requests.eventsOf(db, id),
+      this.reviewSettings.settingOf(db, organizationId),
+    ]);
+    return {
+      id: row.id,
+      title: row.title,
+      description: row.description,
+      state: row.state,
+      author: authorOf(row),
+      changes: changes.map((change) => ({ key: change.key, flagId: change.flagId, before: change.before, after: change.after, version: change.version })),
+      reviews: reviews.map((review) => ({
+        user: { id: review.userId, name: review.userName },
+        decision: review.decision,
+        comment: review.comment,
+        at: review.createdAt.toISOString(),
+      })),
+      approvalsNeeded: setting.approvals,
+      applyAt: iso(row.applyAt),
+      createdAt: row.createdAt.toISOString(),
+      updatedAt: row.updatedAt.toISOString(),
+      appliedAt: iso(row.appliedAt),
+      override: row.overrideReason === null ? null : { reason: row.overrideReason },
+      failureReason: row.failureReason,
+      timeline: events.map((event) => ({
+        kind: event.kind,
+        actor: { type: event.actorType, id: event.actorId, name: event.actorName },
+        at: event.createdAt.toISOString(),
+        ...(event.details?.reason !== undefined ? { reason: event.details.reason } : {}),
+        ...(event.details?.override ? { override: true } : {}),
+      })),
+    };
+  }
+
+  /** Replaces what the body sends (the changes: all of them, their `before` read again), clears the approvals, records the edit. */
+  async update(principal: Principal, id: string, dto: UpdateChangeRequestDto): Promise<ChangeRequestDto> {
+    const proposed = dto.changes === undefined ? undefined : await validChanges(dto.changes);
+    const organizationId = principal.organizationId;
+    await this.transactions.run(async (tx) => {
+      const { row } = await this.decided(tx, principal, id, { kind: 'edit' });
+      const at = this.now();
+      if (proposed !== undefined) await this.requests.replaceChanges(tx, id, withBefore(proposed, await this.flags.all(tx, organizationId)));
+      await this.requests.update(tx, id, {
+        title: dto.title,
+        description: dto.description,
+        state: 'open',
+        revision: row.revision + 1,
+        updatedAt: at,
+      });
+      await this.requests.appendEvent(tx, id, 'edited', await this.actorRef(tx, principal), at);
+    });
+    return this.get(organizationId, id);
+  }
+
+  async review(principal: Principal, id: string, dto: CreateReviewDto): Promise<ChangeRequestDto> {
+    await this.transactions.run(async (tx) => {
+      const { row, next } = await this.decided(tx, principal, id, { kind: 'review', decision: dto.decision });
+      const at = this.now();
+      const actor = await this.actorRef(tx, principal);
+      await this.requests.insertReview(tx, id, row.revision, {
+        userId: principal.id,
+        userName: actor.name ?? '',
+        decision: dto.decision,
+        comment: dto.comment ?? null,
+        at,
+      });
+      await this.requests.update(tx, id, { state: next, updatedAt: at });
+      await this.requests.appendEvent(tx, id, dto.decision === 'approve' ? 'approved' : 'declined', actor, at, dto.comment ? { reason: dto.comment } : null);
+    });
+    return this.get(principal.organizationId, id);
+  }
+
+  async withdraw(principal: Principal, id: string): Promise<ChangeRequestDto> {
+    await this.transactions.run(async (tx) => {
+      await this.decided(tx, principal, id, { kind: 'withdraw' });
+      const at = this.now();
+      await this.requests.update(tx, id, { state: 'withdrawn', updatedAt: at });
+      await this.requests.appendEvent(tx, id, 'withdrawn', await this.actorRef(tx, principal), at);
+    });
+    return this.get(principal.organizationId, id);
+  }
+
+  /**
+   * Writes every change in one transaction through the one audited write path (one FlagWrite of several changes, as
+   * the import), the applier as actor and the request in each entry's context. Nothing is written when a flag moved
+   * on since the request was made (409 CHANGE_REQUEST_STALE) or the organization's rules refuse a change (409
+   * CHANGE_REQUEST_REFUSED, the import's report).
+   */
+  async apply(principal: Principal, id: string, dto: ApplyChangeRequestDto): Promise<ChangeRequestDto> {
+    const organizationId = principal.organizationId;
+    const override = dto.override;
+    const actor: AuditActor = { actorType: principal.type, actorId: principal.id };
+    await this.writer.write(actor, async (tx) => {
+      await this.decided(tx, principal, id, override ? { kind: 'override' } : { kind: 'apply' });
+      const changes = await this.requests.changesOf(tx, id);
+      const current = await this.flags.all(tx, organizationId, 'FOR UPDATE');
+      const stale = staleOf(changes, current);
+      if (stale.length > 0) throw ChangeRequestsErrors.stale(stale);
+      const entries: ExportedFlagDto[] = changes.filter((change) => change.after !== null).map((change) => ({ key: change.key, ...change.after! }));
+      const plan = await this.transfers.plan(
+        tx,
+        organizationId,
+        entries,
+        changes.filter((change) => change.after === null).map((change) => change.key),
+      );
+      if (plan.report.refused.length > 0) throw ChangeRequestsErrors.orgRefused(plan.report);
+      const written = await plan.run();
+      const at = this.now();
+      await this.requests.update(tx, id, { state: 'applied', appliedAt: at, overrideReason: override?.reason, updatedAt: at });
+      await this.requests.appendEvent(tx, id, 'applied', await this.actorRef(tx, principal), at, override ? { reason: override.reason, override: true } : null);
+      return new FlagWrite(null, written).because(override ? { changeRequestId: id, override: { reason: override.reason } } : { changeRequestId: id });
+    });
+    return this.get(organizationId, id);
+  }
+
+  /**
+   * The request row-locked (after the organization's row, the order of every flag write), and what the state machine
+   * says of `action` by the caller: a 404, 403 or 409 when it refuses.
+   */
+  private async decided(tx: Transaction, principal: Principal, id: string, action: Action): Promise<{ row: ChangeRequestRow; next: RequestFacts['state'] }> {
+    const organizationId = principal.organizationId;
+    if (!(await this.organizations.lockOrganization(tx, organizationId))) throw OrganizationsErrors.organizationDeleted();
+    const row = await this.requests.findForUpdate(tx, organizationId, id);
+    if (!row) throw ChangeRequestsErrors.notFound(id);
+    const [reviews, setting] = await Promise.all([this.requests.reviewsOf(tx, id, row.revision), this.reviewSettings.settingOf(tx, organizationId)]);
+    const facts: RequestFacts = { state: row.state, author: { type: row.authorType, id: row.authorId }, revision: row.revision, reviews };
+    const decision = decide(facts, actorOf(principal), action, setting);
+    if (!decision.allowed) throw ChangeRequestsErrors.refused(decision.code, decision.reason);
+    return { row, next: decision.next };
+  }
+
+  private async actorRef(db: Db, principal: Principal): Promise<ActorRef> {
+    return { type: principal.type, id: principal.id, name: await this.requests.nameOf(db, principal.organizationId, principal.type, principal.id) };
+  }
+
+  private now(): Date {
+    return new Date(this.clock.now());
+  }
+}
+
+function actorOf(principal: Principal): Actor {
+  return principal.type === 'session' ? { type: 'session', id: principal.id, role: principal.role } : { type: 'apiKey', id: principal.id };
+}
+
+function authorOf(row: ChangeRequestRow): ActorRef {
+  return { type: row.authorType, id: row.authorId, name: row.authorName };
+}
+
+function iso(date: Date | null): string | null {
+  return date === null ? null : date.toISOString();
+}
+
+/** The changes with each flag's state and version now (a create's: none); a delete of a key with no flag is a 400. */
+function withBefore(proposed: readonly Proposed[], flags: readonly Flag[]): ChangeRow[] {
+  const byKey = new Map(flags.map((flag) => [flag.key, flag]));
+  return proposed.map(({ key, after }, index) => {
+    const flag = byKey.get(key);
+    if (!flag && after === null) throw ChangeRequestsErrors.invalid(`changes[${index}] ("${key}"): there is no flag "${key}" to delete`);
+    return flag
+      ? { key, flagId: flag.id, before: snapshotOf(flag), after, version: flag.version }
+      : { key, flagId: null, before: null, after, version: null };
+  });
+}
+
+/** The flags that moved on since the request was made: another version, deleted, or created under a key it creates. */
+function staleOf(changes: readonly ChangeRow[], flags: readonly Flag[]): StaleFlagDto[] {
+  const byKey = new Map(flags.map((flag) => [flag.key, flag]));
+  const stale: StaleFlagDto[] = [];
+  for (const change of changes) {
+    const flag = byKey.get(change.key);
+    if (change.flagId === null) {
+      if (flag) stale.push({ key: change.key, flagId: flag.id, requestedVersion: null, currentVersion: flag.version, fields: ['exists'] });
+      continue;
+    }
+    if (!flag || flag.id !== change.flagId) {
+      stale.push({ key: change.key, flagId: change.flagId, requestedVersion: change.version, currentVersion: null, fields: ['exists'] });
+      continue;
+    }
+    if (flag.version === change.version) continue;
+    const now = snapshotOf(flag) as unknown as Record<string, unknown>;
+    const then = (change.before ?? {}) as unknown as Record<string, unknown>;
+    const fields = SNAPSHOT_FIELDS.filter((field) => !jsonEqual(now[field] ?? null, then[field] ?? null));
+    stale.push({ key: change.key, flagId: flag.id, requestedVersion: change.version, currentVersion: flag.version, fields });
+  }
+  return stale;
+}
+
+/**
+ * Each change checked: `{key, after}`, keys unique, `after` a whole flag state by the rules a create or an import
+ * applies (ExportedFlagDto's), or null; a 400 naming the change (index and key) and the field.
+ */
+async function validChanges(raw: readonly unknown[]): Promise<Proposed[]> {
+  const proposed: Proposed[] = [];
+  const seen = new Set<string>();
+  for (const [index, change] of raw.entries()) {
+    let where = `changes[${index}]`;
+    if (typeof change !== 'object' || change === null || Array.isArray(change)) throw new BadRequestException(`${where} must be an object {key, after}`);
+    const unknownField = Object.keys(change).find((field) => field !== 'key' && field !== 'after');
+    if (unknownField !== undefined) throw new BadRequestException(`${where}: property ${unknownField} should not exist`);
+    const { key, after } = change as { key?: unknown; after?: unknown };
+    if (typeof key !== 'string' || key.length < 1 || key.length > 64 || !FLAG_KEY_PATTERN.test(key)) {
+      throw new BadRequestException(`${where}.key must be a flag key: 1-64 characters matching ^[a-z0-9][a-z0-9_-]*$`);
+    }
+    where = `changes[${index}] ("${key}")`;
+    if (seen.has(key)) throw new BadRequestException(`${where}: key "${key}" is in changes twice`);
+    seen.add(key);
+    if (after === undefined) throw new BadRequestException(`${where}.after must be the flag's whole proposed state, or null to delete it`);
+    if (after === null) {
+      proposed.push({ key, after: null });
+      continue;
+    }
+    if (typeof after !== 'object' || Array.isArray(after)) throw new BadRequestException(`${where}.after must be an object or null`);
+    if (Object.hasOwn(after, 'key')) throw new BadRequestException(`${where}.after: property key should not exist (the change's key names the flag)`);
+    const { key: _key, ...state } = await validFlagEntry({ ...after, key }, `${where}.after`);
+    proposed.push({ key, after: state });
+  }
+  return proposed;
+}

@@ -30,6 +30,7 @@ import {
   UpdateChangeRequestDto,
 } from './dto/change-request.dto';
 import { ChangeRequestsService } from './change-requests.service';
+import { APPLIED_EXAMPLE, CHANGE_REQUEST_EXAMPLE, CHANGE_REQUEST_PAGE_EXAMPLE } from './dto/change-request.examples';
 
 /** The route that takes bodies up to CHANGE_REQUEST_BODY_LIMIT_BYTES, as the import. */
 export const CHANGE_REQUESTS_PATH = '/v1/change-requests';
@@ -65,7 +66,7 @@ export class ChangeRequestsController {
       'diff, and the apply is refused if a flag moved on. 1-1,000 changes, each key once; bodies up to 2 MB.',
   })
   @ApiJsonBody(CreateChangeRequestDto, { xp: { summary: 'Double XP for the weekend', value: { title: 'XP weekend', changes: EXAMPLE_CHANGES } } })
-  @ApiCreatedResponse({ type: ChangeRequestDto })
+  @ApiCreatedResponse({ type: ChangeRequestDto, example: CHANGE_REQUEST_EXAMPLE })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: 'A malformed body: the message names the field (a change by index and key)' })
   @ApiPayloadTooLargeResponse({ type: ApiErrorDto, description: 'The body is larger than 2 MB' })
   create(@CurrentPrincipal() principal: Principal, @Body() dto: CreateChangeRequestDto): Promise<ChangeRequestDto> {
@@ -78,7 +79,7 @@ export class ChangeRequestsController {
     summary: "The organization's change requests, newest first",
     description: '`state` filters by state; `awaitingMe=true` gives the open requests the signed-in member may review and has not yet.',
   })
-  @ApiOkResponse({ type: ChangeRequestPageDto })
+  @ApiOkResponse({ type: ChangeRequestPageDto, example: CHANGE_REQUEST_PAGE_EXAMPLE })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: 'A bad page, limit, state or awaitingMe' })
   list(@CurrentPrincipal() principal: Principal, @Query() query: ListChangeRequestsQueryDto): Promise<ChangeRequestPageDto> {
     return this.requests.list(principal, query);
@@ -86,8 +87,13 @@ export class ChangeRequestsController {
 
   @Get(':changeRequestId')
   @RequirePermission(Permission.FLAGS_READ)
-  @ApiOperation({ summary: 'A change request: its changes (before and after), the reviews of its current version, its timeline' })
-  @ApiOkResponse({ type: ChangeRequestDto })
+  @ApiOperation({
+    summary: 'A change request',
+    description:
+      "Its changes (each flag's state when the request was made or last edited, and the proposed one: the diff to review), the reviews " +
+      'of its current version, the approvals it needs, and its timeline (opened, edited, approved, declined, applied, withdrawn, failed).',
+  })
+  @ApiOkResponse({ type: ChangeRequestDto, example: CHANGE_REQUEST_EXAMPLE })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: 'changeRequestId is not a UUID' })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: NOT_FOUND })
   get(@CurrentPrincipal() principal: Principal, @UuidParam('changeRequestId') id: string): Promise<ChangeRequestDto> {
@@ -104,7 +110,7 @@ export class ChangeRequestsController {
       'The request is open again and the edit is in its timeline.',
   })
   @ApiJsonBody(UpdateChangeRequestDto, { retitle: { summary: 'A clearer title', value: { title: 'XP weekend: multiplier 2 (not 20)' } } })
-  @ApiOkResponse({ type: ChangeRequestDto })
+  @ApiOkResponse({ type: ChangeRequestDto, example: CHANGE_REQUEST_EXAMPLE })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: BAD_ID })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: NOT_FOUND })
   @ApiConflictResponse({ type: ApiErrorDto, description: 'CHANGE_REQUEST_NOT_PENDING: the request is applied, declined, withdrawn or failed' })
@@ -125,7 +131,7 @@ export class ChangeRequestsController {
     description: 'Enough approvals (the review setting) make the request approved; any decline declines it.',
   })
   @ApiJsonBody(CreateReviewDto, { approve: { summary: 'Looks right', value: { decision: 'approve', comment: '2, not 20: good' } } })
-  @ApiCreatedResponse({ type: ChangeRequestDto })
+  @ApiCreatedResponse({ type: ChangeRequestDto, example: CHANGE_REQUEST_EXAMPLE })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: BAD_ID })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: NOT_FOUND })
   @ApiConflictResponse({
@@ -140,8 +146,11 @@ export class ChangeRequestsController {
   @HttpCode(HttpStatus.OK)
   @RequirePermission(Permission.FLAGS_WRITE, { forbidden: FORBIDDEN })
   @DeferredFlagWrite()
-  @ApiOperation({ summary: 'Withdraw an open or approved request (its author)' })
-  @ApiOkResponse({ type: ChangeRequestDto })
+  @ApiOperation({
+    summary: 'Withdraw an open or approved request (its author)',
+    description: 'The request stays readable, withdrawn, with the withdrawal in its timeline; nothing about the flags changes.',
+  })
+  @ApiOkResponse({ type: ChangeRequestDto, example: CHANGE_REQUEST_EXAMPLE })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: 'changeRequestId is not a UUID' })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: NOT_FOUND })
   @ApiConflictResponse({ type: ApiErrorDto, description: 'CHANGE_REQUEST_NOT_PENDING: the request is closed' })
@@ -170,7 +179,7 @@ export class ChangeRequestsController {
     },
     { required: false },
   )
-  @ApiOkResponse({ type: ChangeRequestDto })
+  @ApiOkResponse({ type: ChangeRequestDto, example: APPLIED_EXAMPLE })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: BAD_ID })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: NOT_FOUND })
   @ApiConflictResponse({

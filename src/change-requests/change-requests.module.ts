@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { FlagsModule } from '../flags/flags.module';
 import { OrganizationsModule } from '../organizations/organizations.module';
 import { ReviewModule } from '../review/review.module';
+import { ChangeRequestScheduler } from './change-request-scheduler';
 import { ChangeRequestsController } from './change-requests.controller';
 import { ChangeRequestsRepository } from './change-requests.repository';
 import { ChangeRequestsService } from './change-requests.service';
@@ -10,6 +11,6 @@ import { ChangeRequestsService } from './change-requests.service';
 @Module({
   imports: [FlagsModule, OrganizationsModule, ReviewModule],
   controllers: [ChangeRequestsController],
-  providers: [ChangeRequestsRepository, ChangeRequestsService],
+  providers: [ChangeRequestsRepository, ChangeRequestsService, ChangeRequestScheduler],
 })
 export class ChangeRequestsModule {}

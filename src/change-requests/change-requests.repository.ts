@@ -67,12 +67,12 @@ export class ChangeRequestsRepository {
   async insert(
     tx: Transaction,
     organizationId: string,
-    fields: { title: string; description: string | null; author: ActorRef; at: Date },
+    fields: { title: string; description: string | null; author: ActorRef; applyAt: Date | null; at: Date },
   ): Promise<ChangeRequestRow> {
     return (await tx.row<ChangeRequestRow>(
-      `INSERT INTO change_requests (organization_id, title, description, author_type, author_id, author_name, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING ${COLUMNS}`,
-      [organizationId, fields.title, fields.description, fields.author.type, fields.author.id, fields.author.name ?? '', fields.at],
+      `INSERT INTO change_requests (organization_id, title, description, author_type, author_id, author_name, apply_at, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING ${COLUMNS}`,
+      [organizationId, fields.title, fields.description, fields.author.type, fields.author.id, fields.author.name ?? '', fields.applyAt, fields.at],
     ))!;
   }
 
@@ -88,7 +88,9 @@ export class ChangeRequestsRepository {
   async update(
     tx: Transaction,
     id: string,
-    fields: Partial<Pick<ChangeRequestRow, 'title' | 'description' | 'state' | 'revision' | 'overrideReason' | 'failureReason' | 'appliedAt'>> & {
+    fields: Partial<
+      Pick<ChangeRequestRow, 'title' | 'description' | 'state' | 'revision' | 'overrideReason' | 'failureReason' | 'appliedAt' | 'applyAt'>
+    > & {
       updatedAt: Date;
     },
   ): Promise<void> {
@@ -100,6 +102,7 @@ export class ChangeRequestsRepository {
       overrideReason: 'override_reason',
       failureReason: 'failure_reason',
       appliedAt: 'applied_at',
+      applyAt: 'apply_at',
       updatedAt: 'updated_at',
     };
     const entries = Object.entries(fields).filter(([, value]) => value !== undefined);
@@ -214,6 +217,28 @@ export class ChangeRequestsRepository {
       db.rows<{ total: number }>(`SELECT count(*)::int AS total FROM change_requests r WHERE ${where}`, parameters),
     ]);
     return { rows, total };
+  }
+
+  /** When the earliest approved request is to be applied, for the change feed (a one-element JSON array: the instant or null). */
+  static readonly NEXT_DUE_AT = `SELECT json_build_array((SELECT apply_at FROM change_requests WHERE state = 'approved' AND apply_at IS NOT NULL ORDER BY apply_at LIMIT 1))`;
+
+  async nextDueAt(db: Db): Promise<Date | null> {
+    const row = await db.row<{ at: Date }>(
+      `SELECT apply_at AS at FROM change_requests WHERE state = 'approved' AND apply_at IS NOT NULL ORDER BY apply_at LIMIT 1`,
+    );
+    return row?.at ?? null;
+  }
+
+  /**
+   * The earliest approved request due at `now` (any organization), not locked: the scheduled apply claims it by taking
+   * its organization's row and then its own (the lock order of every other command) and finding it still approved.
+   */
+  dueCandidate(db: Db, now: Date): Promise<{ id: string; organizationId: string } | null> {
+    return db.row<{ id: string; organizationId: string }>(
+      `SELECT id, organization_id AS "organizationId" FROM change_requests
+       WHERE state = 'approved' AND apply_at <= $1 ORDER BY apply_at, id LIMIT 1`,
+      [now],
+    );
   }
 
   /** A member's name, or an API key's, as the request shows who acted. */

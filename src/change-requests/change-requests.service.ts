@@ -14,6 +14,8 @@ import { OrganizationsErrors } from '../organizations/organizations.errors';
 import { OrganizationsRepository } from '../organizations/organizations.repository';
 import { ReviewSettings } from '../review/review-settings.repository';
 import { Inject } from '@nestjs/common';
+import { DomainError } from '../common/domain-error';
+import { MAX_SCHEDULE_AHEAD_MS } from '../flags/schedules/flag-schedule';
 import { jsonEqual } from '../common/canonical-json';
 import { Action, Actor, decide, RequestFacts } from './change-request-state';
 import {
@@ -59,12 +61,13 @@ export class ChangeRequestsService {
 
   async create(principal: Principal, dto: CreateChangeRequestDto): Promise<ChangeRequestDto> {
     const proposed = await validChanges(dto.changes);
+    const applyAt = this.applyAtOf(dto.applyAt) ?? null;
     const organizationId = principal.organizationId;
     const id = await this.transactions.run(async (tx) => {
       const author = await this.actorRef(tx, principal);
       const changes = withBefore(proposed, await this.flags.all(tx, organizationId));
       const at = this.now();
-      const row = await this.requests.insert(tx, organizationId, { title: dto.title, description: dto.description ?? null, author, at });
+      const row = await this.requests.insert(tx, organizationId, { title: dto.title, description: dto.description ?? null, author, applyAt, at });
       await this.requests.replaceChanges(tx, row.id, changes);
       await this.requests.appendEvent(tx, row.id, 'opened', author, at);
       return row.id;
@@ -144,6 +147,7 @@ export class ChangeRequestsService {
   /** Replaces what the body sends (the changes: all of them, their `before` read again), clears the approvals, records the edit. */
   async update(principal: Principal, id: string, dto: UpdateChangeRequestDto): Promise<ChangeRequestDto> {
     const proposed = dto.changes === undefined ? undefined : await validChanges(dto.changes);
+    const applyAt = this.applyAtOf(dto.applyAt);
     const organizationId = principal.organizationId;
     await this.transactions.run(async (tx) => {
       const { row } = await this.decided(tx, principal, id, { kind: 'edit' });
@@ -154,6 +158,7 @@ export class ChangeRequestsService {
         description: dto.description,
         state: 'open',
         revision: row.revision + 1,
+        applyAt,
         updatedAt: at,
       });
       await this.requests.appendEvent(tx, id, 'edited', await this.actorRef(tx, principal), at);
@@ -162,7 +167,7 @@ export class ChangeRequestsService {
   }
 
   async review(principal: Principal, id: string, dto: CreateReviewDto): Promise<ChangeRequestDto> {
-    await this.transactions.run(async (tx) => {
+    const due = await this.transactions.run(async (tx) => {
       const { row, next } = await this.decided(tx, principal, id, { kind: 'review', decision: dto.decision });
       const at = this.now();
       const actor = await this.actorRef(tx, principal);
@@ -175,7 +180,10 @@ export class ChangeRequestsService {
       });
       await this.requests.update(tx, id, { state: next, updatedAt: at });
       await this.requests.appendEvent(tx, id, dto.decision === 'approve' ? 'approved' : 'declined', actor, at, dto.comment ? { reason: dto.comment } : null);
+      return next === 'approved' ? row.applyAt : null;
     });
+    // Approved with a time set (perhaps already past: then at once): the scheduler learns of it without waiting for its next read.
+    if (due !== null) this.whenDue?.(due);
     return this.get(principal.organizationId, id);
   }
 
@@ -197,43 +205,92 @@ export class ChangeRequestsService {
    */
   async apply(principal: Principal, id: string, dto: ApplyChangeRequestDto): Promise<ChangeRequestDto> {
     const organizationId = principal.organizationId;
-    const override = dto.override;
     const actor: AuditActor = { actorType: principal.type, actorId: principal.id };
-    await this.writer.write(actor, async (tx) => {
-      await this.decided(tx, principal, id, override ? { kind: 'override' } : { kind: 'apply' });
-      const changes = await this.requests.changesOf(tx, id);
-      const current = await this.flags.all(tx, organizationId, 'FOR UPDATE');
-      const stale = staleOf(changes, current);
-      if (stale.length > 0) throw ChangeRequestsErrors.stale(stale);
-      const entries: ExportedFlagDto[] = changes.filter((change) => change.after !== null).map((change) => ({ key: change.key, ...change.after! }));
-      const plan = await this.transfers.plan(
-        tx,
-        organizationId,
-        entries,
-        changes.filter((change) => change.after === null).map((change) => change.key),
-      );
-      if (plan.report.refused.length > 0) throw ChangeRequestsErrors.orgRefused(plan.report);
-      const written = await plan.run();
-      const at = this.now();
-      await this.requests.update(tx, id, { state: 'applied', appliedAt: at, overrideReason: override?.reason, updatedAt: at });
-      await this.requests.appendEvent(tx, id, 'applied', await this.actorRef(tx, principal), at, override ? { reason: override.reason, override: true } : null);
-      return new FlagWrite(null, written).because(override ? { changeRequestId: id, override: { reason: override.reason } } : { changeRequestId: id });
-    });
+    await this.writer.write(actor, async (tx) => this.applyIn(tx, organizationId, id, actorOf(principal), await this.actorRef(tx, principal), dto.override));
     return this.get(organizationId, id);
+  }
+
+  /**
+   * The scheduled apply of one due request (ChangeRequestScheduler), in the caller's transaction: claimed by taking its
+   * organization's row and then its own and finding it still approved and due (another instance may have applied it
+   * meanwhile: then nothing happens). Applied as `system`; when a flag moved on or the rules refuse a change, nothing
+   * is written and the request fails with the reason. Null when there was nothing to do.
+   */
+  async applyDue(
+    tx: Transaction,
+    candidate: { id: string; organizationId: string },
+    now: Date,
+  ): Promise<{ state: 'applied' | 'failed'; write: FlagWrite<null> | null; reason?: string } | null> {
+    const { id, organizationId } = candidate;
+    if (!(await this.organizations.lockOrganization(tx, organizationId))) return null;
+    const row = await this.requests.findForUpdate(tx, organizationId, id);
+    if (!row || row.state !== 'approved' || row.applyAt === null || row.applyAt.getTime() > now.getTime()) return null;
+    try {
+      const write = await this.writer.record(tx, SYSTEM_ACTOR, (tx) => this.applyIn(tx, organizationId, id, SYSTEM, SYSTEM_REF));
+      return { state: 'applied', write };
+    } catch (error) {
+      // A refusal (stale, or the rules), raised before anything was written: the request fails, and only it changes.
+      if (!(error instanceof DomainError)) throw error;
+      const reason = failureOf(error);
+      const at = this.now();
+      await this.requests.update(tx, id, { state: 'failed', failureReason: reason, updatedAt: at });
+      await this.requests.appendEvent(tx, id, 'failed', SYSTEM_REF, at, { reason });
+      return { state: 'failed', write: null, reason };
+    }
+  }
+
+  /** Told when a request becomes approved with an `applyAt` (ChangeRequestScheduler listens). */
+  whenDue?: (at: Date) => void;
+
+  /**
+   * Every change in `tx`, as one FlagWrite by `actor` naming the request; nothing when a flag moved on since the request
+   * was made (CHANGE_REQUEST_STALE) or the organization's rules refuse a change (CHANGE_REQUEST_REFUSED).
+   */
+  private async applyIn(
+    tx: Transaction,
+    organizationId: string,
+    id: string,
+    actor: Actor,
+    actorRef: ActorRef,
+    override?: { reason: string },
+  ): Promise<FlagWrite<null>> {
+    await this.decidedFor(tx, organizationId, actor, id, override ? { kind: 'override' } : { kind: 'apply' });
+    const changes = await this.requests.changesOf(tx, id);
+    const current = await this.flags.all(tx, organizationId, 'FOR UPDATE');
+    const stale = staleOf(changes, current);
+    if (stale.length > 0) throw ChangeRequestsErrors.stale(stale);
+    const entries: ExportedFlagDto[] = changes.filter((change) => change.after !== null).map((change) => ({ key: change.key, ...change.after! }));
+    const deletions = changes.filter((change) => change.after === null).map((change) => change.key);
+    const plan = await this.transfers.plan(tx, organizationId, entries, deletions);
+    if (plan.report.refused.length > 0) throw ChangeRequestsErrors.orgRefused(plan.report);
+    const written = await plan.run();
+    const at = this.now();
+    await this.requests.update(tx, id, { state: 'applied', appliedAt: at, overrideReason: override?.reason, updatedAt: at });
+    await this.requests.appendEvent(tx, id, 'applied', actorRef, at, override ? { reason: override.reason, override: true } : null);
+    return new FlagWrite(null, written).because(override ? { changeRequestId: id, override: { reason: override.reason } } : { changeRequestId: id });
   }
 
   /**
    * The request row-locked (after the organization's row, the order of every flag write), and what the state machine
    * says of `action` by the caller: a 404, 403 or 409 when it refuses.
    */
-  private async decided(tx: Transaction, principal: Principal, id: string, action: Action): Promise<{ row: ChangeRequestRow; next: RequestFacts['state'] }> {
-    const organizationId = principal.organizationId;
+  private decided(tx: Transaction, principal: Principal, id: string, action: Action): Promise<{ row: ChangeRequestRow; next: RequestFacts['state'] }> {
+    return this.decidedFor(tx, principal.organizationId, actorOf(principal), id, action);
+  }
+
+  private async decidedFor(
+    tx: Transaction,
+    organizationId: string,
+    actor: Actor,
+    id: string,
+    action: Action,
+  ): Promise<{ row: ChangeRequestRow; next: RequestFacts['state'] }> {
     if (!(await this.organizations.lockOrganization(tx, organizationId))) throw OrganizationsErrors.organizationDeleted();
     const row = await this.requests.findForUpdate(tx, organizationId, id);
     if (!row) throw ChangeRequestsErrors.notFound(id);
     const [reviews, setting] = await Promise.all([this.requests.reviewsOf(tx, id, row.revision), this.reviewSettings.settingOf(tx, organizationId)]);
     const facts: RequestFacts = { state: row.state, author: { type: row.authorType, id: row.authorId }, revision: row.revision, reviews };
-    const decision = decide(facts, actorOf(principal), action, setting);
+    const decision = decide(facts, actor, action, setting);
     if (!decision.allowed) throw ChangeRequestsErrors.refused(decision.code, decision.reason);
     return { row, next: decision.next };
   }
@@ -245,6 +302,27 @@ export class ChangeRequestsService {
   private now(): Date {
     return new Date(this.clock.now());
   }
+
+  /** `applyAt` as sent (undefined: not sent; null: none), held to the future and at most a year ahead by this clock. */
+  private applyAtOf(applyAt: string | null | undefined): Date | null | undefined {
+    if (applyAt === undefined || applyAt === null) return applyAt;
+    const at = new Date(applyAt);
+    const now = this.clock.now();
+    if (at.getTime() <= now) throw ChangeRequestsErrors.invalid(`applyAt must be in the future (it is ${new Date(now).toISOString()} now)`);
+    if (at.getTime() > now + MAX_SCHEDULE_AHEAD_MS) throw ChangeRequestsErrors.invalid('applyAt must be at most one year ahead');
+    return at;
+  }
+}
+
+const SYSTEM: Actor = { type: 'system', id: null };
+const SYSTEM_ACTOR: AuditActor = { actorType: 'system', actorId: null };
+const SYSTEM_REF: ActorRef = { type: 'system', id: null, name: null };
+
+/** Why a scheduled apply was refused, as the request keeps it: the message, and which flags when it says. */
+function failureOf(error: DomainError): string {
+  const details = (error as DomainError & { responseDetails?: { stale?: StaleFlagDto[]; refused?: { key: string; reason: string }[] } }).responseDetails;
+  const flags = details?.stale?.map((flag) => `${flag.key} (${flag.fields.join(', ')})`) ?? details?.refused?.map((flag) => `${flag.key}: ${flag.reason}`);
+  return `${error.code}: ${error.message}${flags && flags.length > 0 ? ` — ${flags.join('; ')}` : ''}`.slice(0, 2000);
 }
 
 function actorOf(principal: Principal): Actor {

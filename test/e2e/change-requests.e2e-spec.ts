@@ -115,7 +115,7 @@ describe('change requests', () => {
       ['a key inside after', { title: 'T', changes: [{ key: 'k', after: { ...state(1), key: 'other' } }] }, /property key/],
       ['a key twice', { title: 'T', changes: [{ key: 'k', after: state(1) }, { key: 'k', after: null }] }, /changes\[1\] \("k"\): key "k" is in changes twice/],
       ['a delete of a key with no flag', { title: 'T', changes: [{ key: 'gone', after: null }] }, /no flag "gone" to delete/],
-      ['applyAt (not yet taken)', { title: 'T', changes: [{ key: 'k', after: state(1) }], applyAt: 'never' }, /applyAt/],
+      ['an applyAt that is no instant', { title: 'T', changes: [{ key: 'k', after: state(1) }], applyAt: 'never' }, /applyAt/],
     ])('refuses %s with a 400 naming the field', async (_case, body, message) => {
       const response = await as(author).post('/change-requests').send(body);
       expect(response.status).toBe(400);
@@ -377,7 +377,8 @@ describe('change requests', () => {
       const value = (await flagOf(flag.id)).value;
       if (apply.status === 200) expect(value).toBe(5); // the apply went first; the edit came after it
       else {
-        expectApiError(apply, 409, 'CHANGE_REQUEST_STALE');
+        expect(apply.status).toBe(409);
+        expect(apply.body).toMatchObject({ error: 'CHANGE_REQUEST_STALE', stale: [{ key: 'k', fields: ['value'], requestedVersion: 1, currentVersion: 2 }] });
         expect(value).toBe(5);
         expect((await auditOf(flag.id)).some((entry: { context?: unknown }) => entry.context !== undefined)).toBe(false);
       }

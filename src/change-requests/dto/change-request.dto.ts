@@ -4,6 +4,7 @@ import { ArrayMinSize, IsArray, IsIn, IsObject, IsOptional, IsString, ValidateNe
 import { BoundedList } from '../../common/bounded-list';
 import { PageQueryDto, pageFields } from '../../common/dto/pagination';
 import { CharLength, KeepJsonAsSent } from '../../common/validation';
+import { IsInstant } from '../../common/instant';
 import { FlagStateDto, ImportReportDto } from '../../flags/dto/flag-transfer.dto';
 import { FLAG_KEY_PATTERN, FlagSnapshot } from '../../flags/flag.model';
 import { CHANGE_REQUEST_STATES, ChangeRequestState } from '../change-request-state';
@@ -53,6 +54,17 @@ export class CreateChangeRequestDto {
   @ArrayMinSize(1, { message: 'changes must hold at least one change' })
   @BoundedList(MAX_CHANGES)
   changes: unknown[];
+
+  @ApiPropertyOptional({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description:
+      'Apply it at this instant once approved (in the future, at most a year ahead), as `system`, on exactly one instance; approved after it: at once',
+  })
+  @IsOptional()
+  @IsInstant('applyAt must be an ISO 8601 instant with its offset, such as 2026-12-04T18:00:00Z')
+  applyAt?: string | null;
 }
 
 export class UpdateChangeRequestDto {
@@ -75,6 +87,17 @@ export class UpdateChangeRequestDto {
   @ArrayMinSize(1, { message: 'changes must hold at least one change' })
   @BoundedList(MAX_CHANGES)
   changes?: unknown[];
+
+  @ApiPropertyOptional({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description:
+      'Apply it at this instant (null: no longer scheduled) once approved (in the future, at most a year ahead), as `system`, on exactly one instance; approved after it: at once',
+  })
+  @IsOptional()
+  @IsInstant('applyAt must be an ISO 8601 instant with its offset, such as 2026-12-04T18:00:00Z')
+  applyAt?: string | null;
 }
 
 export const REVIEW_DECISIONS = ['approve', 'decline'] as const;

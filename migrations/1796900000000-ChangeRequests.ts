@@ -5,6 +5,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * - change_requests: one per request, in its organization (and gone with it). `revision` counts its edits: reviews
  *   belong to the revision they were given on, so an edit clears the approvals without deleting any review.
  *   The author (a user or an API key) and their name are kept as they were, so a request outlives its author.
+ *   A request made of an import (`requestReview: true`) keeps the import's dry-run report.
  * - change_request_changes: per flag key, the proposed state (`after`, null for a delete), the flag's state and row
  *   version when the request was made (`before` and `flag_version`, null for a create), and the flag's id (no
  *   foreign key: a request outlives a deleted flag and says so at apply time).
@@ -31,6 +32,7 @@ export class ChangeRequests1796900000000 implements MigrationInterface {
         apply_at timestamptz,
         override_reason text CHECK (char_length(override_reason) BETWEEN 1 AND 500),
         failure_reason text,
+        import_report jsonb CHECK (import_report IS NULL OR jsonb_typeof(import_report) = 'object'),
         created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
         updated_at timestamptz NOT NULL DEFAULT clock_timestamp(),
         applied_at timestamptz,

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Db, Transaction } from '../database/sql';
+import { ImportReportDto } from '../flags/dto/flag-transfer.dto';
 import { FlagSnapshot } from '../flags/flag.model';
 import { ChangeRequestState } from './change-request-state';
 
@@ -19,6 +20,8 @@ export interface ChangeRequestRow {
   createdAt: Date;
   updatedAt: Date;
   appliedAt: Date | null;
+  /** A request made of an import: the import's dry-run report. */
+  importReport: ImportReportDto | null;
 }
 
 export interface ChangeRow {
@@ -58,7 +61,7 @@ export interface ActorRef {
 const columnsOf = (t: string) => `${t}.id, ${t}.organization_id AS "organizationId", ${t}.title, ${t}.description, ${t}.state, ${t}.revision,
   ${t}.author_type AS "authorType", ${t}.author_id AS "authorId", ${t}.author_name AS "authorName", ${t}.apply_at AS "applyAt",
   ${t}.override_reason AS "overrideReason", ${t}.failure_reason AS "failureReason", ${t}.created_at AS "createdAt",
-  ${t}.updated_at AS "updatedAt", ${t}.applied_at AS "appliedAt"`;
+  ${t}.updated_at AS "updatedAt", ${t}.applied_at AS "appliedAt", ${t}.import_report AS "importReport"`;
 const COLUMNS = columnsOf('change_requests');
 
 /** Change requests, their changes, reviews and timeline; every read names the organization. */
@@ -67,12 +70,22 @@ export class ChangeRequestsRepository {
   async insert(
     tx: Transaction,
     organizationId: string,
-    fields: { title: string; description: string | null; author: ActorRef; applyAt: Date | null; at: Date },
+    fields: { title: string; description: string | null; author: ActorRef; applyAt: Date | null; importReport?: ImportReportDto; at: Date },
   ): Promise<ChangeRequestRow> {
     return (await tx.row<ChangeRequestRow>(
-      `INSERT INTO change_requests (organization_id, title, description, author_type, author_id, author_name, apply_at, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING ${COLUMNS}`,
-      [organizationId, fields.title, fields.description, fields.author.type, fields.author.id, fields.author.name ?? '', fields.applyAt, fields.at],
+      `INSERT INTO change_requests (organization_id, title, description, author_type, author_id, author_name, apply_at, import_report, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $9) RETURNING ${COLUMNS}`,
+      [
+        organizationId,
+        fields.title,
+        fields.description,
+        fields.author.type,
+        fields.author.id,
+        fields.author.name ?? '',
+        fields.applyAt,
+        fields.importReport === undefined ? null : JSON.stringify(fields.importReport),
+        fields.at,
+      ],
     ))!;
   }
 

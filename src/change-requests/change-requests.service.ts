@@ -5,7 +5,7 @@ import { CLOCK, Clock } from '../common/clock';
 import { pageWindow, totalPages } from '../common/dto/pagination';
 import { Db, Sql, Transaction } from '../database/sql';
 import { Transactions } from '../database/transactions';
-import { ExportedFlagDto } from '../flags/dto/flag-transfer.dto';
+import { ExportedFlagDto, ImportReportDto } from '../flags/dto/flag-transfer.dto';
 import { Flag, FLAG_KEY_PATTERN, FlagSnapshot, snapshotOf } from '../flags/flag.model';
 import { validFlagEntry, FlagTransferService } from '../flags/flag-transfer.service';
 import { FlagWrite, FlagWriter } from '../flags/flag-writer';
@@ -57,22 +57,46 @@ export class ChangeRequestsService {
     private readonly writer: FlagWriter,
     private readonly reviewSettings: ReviewSettings,
     @Inject(CLOCK) private readonly clock: Clock,
-  ) {}
+  ) {
+    transfers.requestReviewsWith((tx, author, request) => this.createFromImport(tx, author, request));
+  }
 
   async create(principal: Principal, dto: CreateChangeRequestDto): Promise<ChangeRequestDto> {
     const proposed = await validChanges(dto.changes);
     const applyAt = this.applyAtOf(dto.applyAt) ?? null;
+    const id = await this.transactions.run((tx) =>
+      this.createIn(tx, principal, { title: dto.title, description: dto.description ?? null, applyAt }, proposed),
+    );
+    return this.get(principal.organizationId, id);
+  }
+
+  /** A request made of an import (`requestReview: true`), in the import's transaction: what it would change, its report attached. */
+  private async createFromImport(
+    tx: Transaction,
+    principal: Principal,
+    request: { title?: string; description?: string; entries: ExportedFlagDto[]; report: ImportReportDto },
+  ): Promise<ChangeRequestDto> {
+    const proposed = request.entries.map(({ key, ...after }) => ({ key, after }));
+    const title = request.title ?? `Import of ${proposed.length} flag${proposed.length === 1 ? '' : 's'}`;
+    const fields = { title, description: request.description ?? null, applyAt: null, importReport: request.report };
+    const id = await this.createIn(tx, principal, fields, proposed);
+    return this.get(principal.organizationId, id, tx);
+  }
+
+  private async createIn(
+    tx: Transaction,
+    principal: Principal,
+    fields: { title: string; description: string | null; applyAt: Date | null; importReport?: ImportReportDto },
+    proposed: readonly Proposed[],
+  ): Promise<string> {
     const organizationId = principal.organizationId;
-    const id = await this.transactions.run(async (tx) => {
-      const author = await this.actorRef(tx, principal);
-      const changes = withBefore(proposed, await this.flags.all(tx, organizationId));
-      const at = this.now();
-      const row = await this.requests.insert(tx, organizationId, { title: dto.title, description: dto.description ?? null, author, applyAt, at });
-      await this.requests.replaceChanges(tx, row.id, changes);
-      await this.requests.appendEvent(tx, row.id, 'opened', author, at);
-      return row.id;
-    });
-    return this.get(organizationId, id);
+    const author = await this.actorRef(tx, principal);
+    const changes = withBefore(proposed, await this.flags.all(tx, organizationId));
+    const at = this.now();
+    const row = await this.requests.insert(tx, organizationId, { ...fields, author, at });
+    await this.requests.replaceChanges(tx, row.id, changes);
+    await this.requests.appendEvent(tx, row.id, 'opened', author, at);
+    return row.id;
   }
 
   async list(principal: Principal, query: ListChangeRequestsQueryDto): Promise<ChangeRequestPageDto> {
@@ -134,6 +158,7 @@ export class ChangeRequestsService {
       appliedAt: iso(row.appliedAt),
       override: row.overrideReason === null ? null : { reason: row.overrideReason },
       failureReason: row.failureReason,
+      importReport: row.importReport,
       timeline: events.map((event) => ({
         kind: event.kind,
         actor: { type: event.actorType, id: event.actorId, name: event.actorName },

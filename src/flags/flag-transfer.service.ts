@@ -1,6 +1,7 @@
 import { BadRequestException, Injectable } from '@nestjs/common';
 import { validate } from 'class-validator';
 import { describeValidationErrors } from '../common/validation';
+import type { Principal } from '../auth/principal';
 import { Sql, Transaction } from '../database/sql';
 import { OrganizationsErrors } from '../organizations/organizations.errors';
 import { OrganizationsRepository } from '../organizations/organizations.repository';
@@ -14,6 +15,13 @@ import { FlagSchedulesRepository } from './schedules/flag-schedules.repository';
 
 /** One step of an import, decided before anything is written. */
 type Step = { create: ExportedFlagDto } | { update: Flag; after: FlagSnapshot };
+
+/** Makes a change request of an import's `entries` (those that change something), in the import's transaction. */
+export type ImportReviewRequester = (
+  tx: Transaction,
+  author: Principal,
+  request: { title?: string; description?: string; entries: ExportedFlagDto[]; report: ImportReportDto },
+) => Promise<unknown>;
 
 /** An import's decisions (FlagTransferService.plan): its report, the keys it deletes, and the write, to run once nothing is refused. */
 export interface TransferPlan {
@@ -44,9 +52,31 @@ export class FlagTransferService {
     return { flags: flags.map((flag) => ({ key: flag.key, ...snapshotOf(flag) })) };
   }
 
-  async import(tx: Transaction, organizationId: string, dto: ImportFlagsDto): Promise<FlagWrite<ImportReportDto>> {
+  /**
+   * Who makes a change request of an import (`requestReview: true`): the change requests, which sit above flags and
+   * register here when they start, so flags never import them.
+   */
+  private reviewRequester: ImportReviewRequester | null = null;
+
+  requestReviewsWith(requester: ImportReviewRequester): void {
+    this.reviewRequester = requester;
+  }
+
+  /** The import, or with `requestReview` the change request made of it (`author` is who asks: the request's author). */
+  async import(tx: Transaction, organizationId: string, dto: ImportFlagsDto, author?: Principal): Promise<FlagWrite<unknown>> {
+    if (!dto.requestReview && (dto.title !== undefined || dto.description !== undefined)) {
+      throw new BadRequestException('title and description are those of a change request: send them with requestReview: true');
+    }
+    if (dto.requestReview && dto.dryRun) throw new BadRequestException('requestReview and dryRun: choose one (a request carries its dry-run report)');
     const entries = selected(await validEntries(dto.flags), dto.keys);
     const plan = await this.plan(tx, organizationId, entries);
+    if (dto.requestReview) {
+      if (!this.reviewRequester || !author) throw new Error('No change requests to make a request of an import');
+      const unchanged = new Set(plan.report.unchanged);
+      const changes = entries.filter((entry) => !unchanged.has(entry.key));
+      if (changes.length === 0) throw new BadRequestException('flags: the import changes nothing here, so there is nothing to review');
+      return new FlagWrite(await this.reviewRequester(tx, author, { title: dto.title, description: dto.description, entries: changes, report: plan.report }), null);
+    }
     if (dto.dryRun) return new FlagWrite(plan.report, null);
     if (plan.report.refused.length > 0) throw FlagsErrors.importRefused(plan.report);
     return new FlagWrite(plan.report, await plan.run()).because({ import: true });

@@ -80,6 +80,7 @@ describe('change requests', () => {
         appliedAt: null,
         override: null,
         failureReason: null,
+        importReport: null,
         timeline: [{ kind: 'opened', actor: { type: 'session', id: author.userId, name: author.body.user.name }, at: expect.any(String) }],
       });
       // Nothing is written until it is applied.
@@ -332,6 +333,55 @@ describe('change requests', () => {
       const entries = (await api(t, org.key).get('/flags/audit').expect(200)).body.results;
       expect(entries).toHaveLength(2);
       for (const entry of entries) expect(entry.context).toEqual({ changeRequestId: cr.id, override: { reason } });
+    });
+  });
+
+  describe('made of an import (requestReview: true)', () => {
+    it('changes nothing and answers 201 with the request of what the import would change, its dry-run report attached', async () => {
+      const same = await createFlag(t, org.key, { key: 'same', name: 'XP multiplier', type: 'number', value: 1 });
+      const edit = await createFlag(t, org.key, { key: 'edit', name: 'XP multiplier', type: 'number', value: 1 });
+      const flags = [
+        { key: 'same', ...state(1) },
+        { key: 'edit', ...state(2) },
+        { key: 'fresh', ...state(3) },
+      ];
+      const response = await as(author).post('/flags/import').send({ flags, requestReview: true, title: 'Promote from staging' });
+      expect(response.status).toBe(201);
+      expect(response.body).toMatchObject({
+        title: 'Promote from staging',
+        state: 'open',
+        author: { type: 'session', id: author.userId },
+        changes: [
+          { key: 'edit', flagId: edit.id, before: state(1), after: state(2), version: 1 },
+          { key: 'fresh', flagId: null, before: null, after: state(3), version: null },
+        ],
+        importReport: { created: ['fresh'], updated: [{ key: 'edit', before: state(1), after: state(2) }], unchanged: ['same'], refused: [] },
+      });
+      expect((await flagOf(edit.id)).value).toBe(2 - 1);
+      expect(await auditOf(same.id)).toHaveLength(1);
+      expect((await api(t, org.key).get('/flags/config').expect(200)).body.flags).toHaveLength(2);
+
+      await approve(response.body.id).expect(201);
+      await as(author).post(`/change-requests/${response.body.id}/apply`).send({}).expect(200);
+      expect((await flagOf(edit.id)).value).toBe(2);
+      const [entry] = await auditOf(edit.id);
+      expect(entry.context).toEqual({ changeRequestId: response.body.id });
+    });
+
+    it('refuses requestReview with dryRun, a title without requestReview, and an import that changes nothing', async () => {
+      await createFlag(t, org.key, { key: 'same', name: 'XP multiplier', type: 'number', value: 1 });
+      const flags = [{ key: 'same', ...state(1) }];
+      const both = await as(author).post('/flags/import').send({ flags, requestReview: true, dryRun: true });
+      expect(both.status).toBe(400);
+      expect(both.body.message).toMatch(/requestReview/);
+      const titled = await as(author).post('/flags/import').send({ flags, title: 'T' });
+      expect(titled.status).toBe(400);
+      expect(titled.body.message).toMatch(/title/);
+      const nothing = await as(author).post('/flags/import').send({ flags, requestReview: true });
+      expect(nothing.status).toBe(400);
+      expect(nothing.body.message).toMatch(/^flags: /);
+      expect((await as(viewer).post('/flags/import').send({ flags, requestReview: true })).status).toBe(403);
+      expect((await t.db.query('SELECT count(*)::int AS n FROM change_requests WHERE organization_id = $1', [org.id])).rows[0].n).toBe(0);
     });
   });
 

@@ -193,7 +193,7 @@ export class ChangeRequestOverrideDto {
   @ApiProperty() reason: string;
 }
 
-@ApiExtraModels(ChangeRequestOverrideDto)
+@ApiExtraModels(ChangeRequestOverrideDto, ImportReportDto)
 export class ChangeRequestDto {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty() title: string;
@@ -214,6 +214,11 @@ export class ChangeRequestDto {
   })
   override: ChangeRequestOverrideDto | null;
   @ApiProperty({ type: String, nullable: true, description: 'Why a scheduled apply failed' }) failureReason: string | null;
+  @ApiProperty({
+    description: "A request made of an import (POST /v1/flags/import with requestReview): the import's dry-run report when it was made; null otherwise",
+    oneOf: [{ $ref: getSchemaPath(ImportReportDto) }, { type: 'object', nullable: true, enum: [null] }],
+  })
+  importReport: ImportReportDto | null;
   @ApiProperty({ type: [TimelineEventDto], description: 'What happened to the request, oldest first' }) timeline: TimelineEventDto[];
 }
 

@@ -22,6 +22,7 @@ export const CHANGE_REQUEST_EXAMPLE: ChangeRequestDto = {
   appliedAt: null,
   override: null,
   failureReason: null,
+  importReport: null,
   timeline: [
     { kind: 'opened', actor: AUTHOR, at: '2026-12-04T15:55:00.000Z' },
     { kind: 'approved', actor: { type: 'session', ...REVIEWER }, at: '2026-12-04T16:02:00.000Z', reason: '2, not 20: good' },

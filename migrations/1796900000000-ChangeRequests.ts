@@ -42,7 +42,9 @@ export class ChangeRequests1796900000000 implements MigrationInterface {
       )`);
     await queryRunner.query(`CREATE INDEX change_requests_list_idx ON change_requests (organization_id, created_at DESC, id DESC)`);
     await queryRunner.query(`CREATE INDEX change_requests_state_idx ON change_requests (organization_id, state, created_at DESC, id DESC)`);
-    await queryRunner.query(`CREATE INDEX change_requests_due_idx ON change_requests (apply_at, id) WHERE state = 'approved' AND apply_at IS NOT NULL`);
+    await queryRunner.query(
+      `CREATE INDEX change_requests_due_idx ON change_requests (apply_at, id) WHERE state = 'approved' AND apply_at IS NOT NULL`,
+    );
 
     await queryRunner.query(`
       CREATE TABLE change_request_changes (

@@ -32,7 +32,8 @@ describe('the change request state machine', () => {
   });
 
   it('approved → applied by its author or any editor, not by a viewer; an open request is not applied', () => {
-    for (const who of [author, editor, admin, key]) expect(decide(facts('approved'), who, { kind: 'apply' }, one)).toEqual({ allowed: true, next: 'applied' });
+    for (const who of [author, editor, admin, key])
+      expect(decide(facts('approved'), who, { kind: 'apply' }, one)).toEqual({ allowed: true, next: 'applied' });
     expect(decide(facts('approved'), viewer, { kind: 'apply' }, one)).toMatchObject({ allowed: false, code: 'CHANGE_REQUEST_FORBIDDEN' });
     for (const state of ['open', 'declined', 'withdrawn', 'applied', 'failed'] as const) {
       expect(decide(facts(state), author, { kind: 'apply' }, one)).toMatchObject({ allowed: false, code: 'CHANGE_REQUEST_NOT_APPROVED' });
@@ -42,7 +43,8 @@ describe('the change request state machine', () => {
   it('the author withdraws an open or approved request; nobody else does; a closed one stays closed', () => {
     expect(decide(facts('open'), author, { kind: 'withdraw' }, one)).toEqual({ allowed: true, next: 'withdrawn' });
     expect(decide(facts('approved'), author, { kind: 'withdraw' }, one)).toEqual({ allowed: true, next: 'withdrawn' });
-    for (const who of [editor, admin, key]) expect(decide(facts('open'), who, { kind: 'withdraw' }, one)).toMatchObject({ code: 'CHANGE_REQUEST_FORBIDDEN' });
+    for (const who of [editor, admin, key])
+      expect(decide(facts('open'), who, { kind: 'withdraw' }, one)).toMatchObject({ code: 'CHANGE_REQUEST_FORBIDDEN' });
     for (const state of ['declined', 'withdrawn', 'applied', 'failed'] as const) {
       expect(decide(facts(state), author, { kind: 'withdraw' }, one)).toMatchObject({ code: 'CHANGE_REQUEST_NOT_PENDING' });
     }
@@ -64,7 +66,8 @@ describe('the change request state machine', () => {
   it('the admin override applies an open or approved request; only an admin signed in', () => {
     expect(decide(facts('open'), admin, { kind: 'override' }, one)).toEqual({ allowed: true, next: 'applied' });
     expect(decide(facts('approved'), admin, { kind: 'override' }, one)).toEqual({ allowed: true, next: 'applied' });
-    for (const who of [author, editor, viewer, key]) expect(decide(facts('open'), who, { kind: 'override' }, one)).toMatchObject({ code: 'CHANGE_REQUEST_FORBIDDEN' });
+    for (const who of [author, editor, viewer, key])
+      expect(decide(facts('open'), who, { kind: 'override' }, one)).toMatchObject({ code: 'CHANGE_REQUEST_FORBIDDEN' });
     expect(decide(facts('declined'), admin, { kind: 'override' }, one)).toMatchObject({ code: 'CHANGE_REQUEST_NOT_PENDING' });
   });
 
@@ -77,7 +80,11 @@ describe('the change request state machine', () => {
 
 describe('who may review', () => {
   it('keys never review', () => {
-    expect(decide(facts('open'), key, approve, one)).toMatchObject({ allowed: false, code: 'CHANGE_REQUEST_FORBIDDEN', reason: expect.stringMatching(/keys never review/i) });
+    expect(decide(facts('open'), key, approve, one)).toMatchObject({
+      allowed: false,
+      code: 'CHANGE_REQUEST_FORBIDDEN',
+      reason: expect.stringMatching(/keys never review/i),
+    });
   });
 
   it('viewers never review', () => {

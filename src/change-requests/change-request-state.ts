@@ -20,9 +20,7 @@ export interface ReviewRule {
 
 /** Who acts: a signed-in member (with their role), an API key, or the service itself (a scheduled apply). */
 export type Actor =
-  | { type: 'session'; id: string; role: 'viewer' | 'editor' | 'admin' }
-  | { type: 'apiKey'; id: string }
-  | { type: 'system'; id: null };
+  { type: 'session'; id: string; role: 'viewer' | 'editor' | 'admin' } | { type: 'apiKey'; id: string } | { type: 'system'; id: null };
 
 /** What the rules need to know of a request. */
 export interface RequestFacts {
@@ -76,7 +74,10 @@ export function decide(facts: RequestFacts, actor: Actor, action: Action, rule: 
       if (actor.type !== 'session') return refuse('CHANGE_REQUEST_FORBIDDEN', 'API keys never review: a member signed in reviews');
       if (actor.role === 'viewer') return refuse('CHANGE_REQUEST_FORBIDDEN', 'A viewer may not review: editors and admins review');
       if (isAuthor(facts, actor) && !rule.selfApproval) {
-        return refuse('CHANGE_REQUEST_FORBIDDEN', "The author may not review their own request (the organization's review setting: selfApproval is off)");
+        return refuse(
+          'CHANGE_REQUEST_FORBIDDEN',
+          "The author may not review their own request (the organization's review setting: selfApproval is off)",
+        );
       }
       if (!pending) return refuse('CHANGE_REQUEST_NOT_PENDING', `The request is ${facts.state}: only an open or approved request is reviewed`);
       if (facts.reviews.some((review) => review.userId === actor.id)) {
@@ -88,7 +89,11 @@ export function decide(facts: RequestFacts, actor: Actor, action: Action, rule: 
     case 'edit':
     case 'withdraw': {
       if (!isAuthor(facts, actor)) return refuse('CHANGE_REQUEST_FORBIDDEN', `Only the request's author may ${action.kind} it`);
-      if (!pending) return refuse('CHANGE_REQUEST_NOT_PENDING', `The request is ${facts.state}: only an open or approved request can be ${action.kind === 'edit' ? 'edited' : 'withdrawn'}`);
+      if (!pending)
+        return refuse(
+          'CHANGE_REQUEST_NOT_PENDING',
+          `The request is ${facts.state}: only an open or approved request can be ${action.kind === 'edit' ? 'edited' : 'withdrawn'}`,
+        );
       // An edit clears the approvals: the request is open again, whatever it was.
       return { allowed: true, next: action.kind === 'edit' ? 'open' : 'withdrawn' };
     }

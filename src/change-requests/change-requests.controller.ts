@@ -138,7 +138,11 @@ export class ChangeRequestsController {
     type: ApiErrorDto,
     description: 'CHANGE_REQUEST_NOT_PENDING: the request is closed; CHANGE_REQUEST_ALREADY_REVIEWED: you reviewed this version already',
   })
-  review(@CurrentPrincipal() principal: Principal, @UuidParam('changeRequestId') id: string, @Body() dto: CreateReviewDto): Promise<ChangeRequestDto> {
+  review(
+    @CurrentPrincipal() principal: Principal,
+    @UuidParam('changeRequestId') id: string,
+    @Body() dto: CreateReviewDto,
+  ): Promise<ChangeRequestDto> {
     return this.requests.review(principal, id, dto);
   }
 

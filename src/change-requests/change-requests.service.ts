@@ -144,7 +144,13 @@ export class ChangeRequestsService {
       description: row.description,
       state: row.state,
       author: authorOf(row),
-      changes: changes.map((change) => ({ key: change.key, flagId: change.flagId, before: change.before, after: change.after, version: change.version })),
+      changes: changes.map((change) => ({
+        key: change.key,
+        flagId: change.flagId,
+        before: change.before,
+        after: change.after,
+        version: change.version,
+      })),
       reviews: reviews.map((review) => ({
         user: { id: review.userId, name: review.userName },
         decision: review.decision,
@@ -204,7 +210,14 @@ export class ChangeRequestsService {
         at,
       });
       await this.requests.update(tx, id, { state: next, updatedAt: at });
-      await this.requests.appendEvent(tx, id, dto.decision === 'approve' ? 'approved' : 'declined', actor, at, dto.comment ? { reason: dto.comment } : null);
+      await this.requests.appendEvent(
+        tx,
+        id,
+        dto.decision === 'approve' ? 'approved' : 'declined',
+        actor,
+        at,
+        dto.comment ? { reason: dto.comment } : null,
+      );
       return next === 'approved' ? row.applyAt : null;
     });
     // Approved with a time set (perhaps already past: then at once): the scheduler learns of it without waiting for its next read.
@@ -231,7 +244,9 @@ export class ChangeRequestsService {
   async apply(principal: Principal, id: string, dto: ApplyChangeRequestDto): Promise<ChangeRequestDto> {
     const organizationId = principal.organizationId;
     const actor: AuditActor = { actorType: principal.type, actorId: principal.id };
-    await this.writer.write(actor, async (tx) => this.applyIn(tx, organizationId, id, actorOf(principal), await this.actorRef(tx, principal), dto.override));
+    await this.writer.write(actor, async (tx) =>
+      this.applyIn(tx, organizationId, id, actorOf(principal), await this.actorRef(tx, principal), dto.override),
+    );
     return this.get(organizationId, id);
   }
 
@@ -299,7 +314,12 @@ export class ChangeRequestsService {
    * The request row-locked (after the organization's row, the order of every flag write), and what the state machine
    * says of `action` by the caller: a 404, 403 or 409 when it refuses.
    */
-  private decided(tx: Transaction, principal: Principal, id: string, action: Action): Promise<{ row: ChangeRequestRow; next: RequestFacts['state'] }> {
+  private decided(
+    tx: Transaction,
+    principal: Principal,
+    id: string,
+    action: Action,
+  ): Promise<{ row: ChangeRequestRow; next: RequestFacts['state'] }> {
     return this.decidedFor(tx, principal.organizationId, actorOf(principal), id, action);
   }
 
@@ -345,8 +365,10 @@ const SYSTEM_REF: ActorRef = { type: 'system', id: null, name: null };
 
 /** Why a scheduled apply was refused, as the request keeps it: the message, and which flags when it says. */
 function failureOf(error: DomainError): string {
-  const details = (error as DomainError & { responseDetails?: { stale?: StaleFlagDto[]; refused?: { key: string; reason: string }[] } }).responseDetails;
-  const flags = details?.stale?.map((flag) => `${flag.key} (${flag.fields.join(', ')})`) ?? details?.refused?.map((flag) => `${flag.key}: ${flag.reason}`);
+  const details = (error as DomainError & { responseDetails?: { stale?: StaleFlagDto[]; refused?: { key: string; reason: string }[] } })
+    .responseDetails;
+  const flags =
+    details?.stale?.map((flag) => `${flag.key} (${flag.fields.join(', ')})`) ?? details?.refused?.map((flag) => `${flag.key}: ${flag.reason}`);
   return `${error.code}: ${error.message}${flags && flags.length > 0 ? ` — ${flags.join('; ')}` : ''}`.slice(0, 2000);
 }
 
@@ -406,7 +428,8 @@ async function validChanges(raw: readonly unknown[]): Promise<Proposed[]> {
   const seen = new Set<string>();
   for (const [index, change] of raw.entries()) {
     let where = `changes[${index}]`;
-    if (typeof change !== 'object' || change === null || Array.isArray(change)) throw new BadRequestException(`${where} must be an object {key, after}`);
+    if (typeof change !== 'object' || change === null || Array.isArray(change))
+      throw new BadRequestException(`${where} must be an object {key, after}`);
     const unknownField = Object.keys(change).find((field) => field !== 'key' && field !== 'after');
     if (unknownField !== undefined) throw new BadRequestException(`${where}: property ${unknownField} should not exist`);
     const { key, after } = change as { key?: unknown; after?: unknown };

@@ -75,7 +75,10 @@ export class FlagTransferService {
       const unchanged = new Set(plan.report.unchanged);
       const changes = entries.filter((entry) => !unchanged.has(entry.key));
       if (changes.length === 0) throw new BadRequestException('flags: the import changes nothing here, so there is nothing to review');
-      return new FlagWrite(await this.reviewRequester(tx, author, { title: dto.title, description: dto.description, entries: changes, report: plan.report }), null);
+      return new FlagWrite(
+        await this.reviewRequester(tx, author, { title: dto.title, description: dto.description, entries: changes, report: plan.report }),
+        null,
+      );
     }
     if (dto.dryRun) return new FlagWrite(plan.report, null);
     if (plan.report.refused.length > 0) throw FlagsErrors.importRefused(plan.report);
@@ -89,7 +92,12 @@ export class FlagTransferService {
    * apply both go through here. A deletion is never refused (as DELETE /v1/flags/{flagId}) and frees its place in the
    * allowance for the creates beside it; a key to delete that has no flag is left out.
    */
-  async plan(tx: Transaction, organizationId: string, entries: readonly ExportedFlagDto[], deleteKeys: readonly string[] = []): Promise<TransferPlan> {
+  async plan(
+    tx: Transaction,
+    organizationId: string,
+    entries: readonly ExportedFlagDto[],
+    deleteKeys: readonly string[] = [],
+  ): Promise<TransferPlan> {
     if (!(await this.organizations.lockOrganization(tx, organizationId))) throw OrganizationsErrors.organizationDeleted();
     const {
       quota: { max, used },

@@ -29,11 +29,15 @@ describe('the change requests migration', () => {
   });
 
   it('leaves existing flags untouched and holds requests, changes, reviews and the timeline to the rules', async () => {
-    await migrate(ownerUrl(), migrationClasses((timestamp) => timestamp < THIS_MIGRATION));
+    await migrate(
+      ownerUrl(),
+      migrationClasses((timestamp) => timestamp < THIS_MIGRATION),
+    );
     const db = new Client({ connectionString: ownerUrl() });
     await db.connect();
     try {
-      const [{ id: organizationId }] = (await db.query(`INSERT INTO organizations (name, storage_allocation) VALUES ('Acme', 1000) RETURNING id`)).rows;
+      const [{ id: organizationId }] = (await db.query(`INSERT INTO organizations (name, storage_allocation) VALUES ('Acme', 1000) RETURNING id`))
+        .rows;
       await db.query(`INSERT INTO flags (organization_id, key, name, type, value) VALUES ($1, 'motd', 'Motd', 'string', '"Hi"')`, [organizationId]);
       const flagsBefore = (await db.query('SELECT * FROM flags ORDER BY id')).rows;
 
@@ -61,9 +65,9 @@ describe('the change requests migration', () => {
         request.id,
         authorId,
       ]);
-      await expect(db.query(`INSERT INTO change_request_events (change_request_id, kind, actor_type) VALUES ($1, 'opened', 'session')`, [request.id])).rejects.toThrow(
-        /check/,
-      );
+      await expect(
+        db.query(`INSERT INTO change_request_events (change_request_id, kind, actor_type) VALUES ($1, 'opened', 'session')`, [request.id]),
+      ).rejects.toThrow(/check/);
       await expect(
         db.query(`INSERT INTO change_requests (organization_id, title, author_type, author_id, author_name) VALUES ($1, '', 'session', $2, 'Ada')`, [
           organizationId,

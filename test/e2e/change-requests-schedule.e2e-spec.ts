@@ -6,7 +6,15 @@ import { FakeClock } from '../support/fake-clock';
 import { createTestApp, TestApp } from '../support/test-app';
 
 const HOUR = 60 * 60 * 1000;
-const state = (value: unknown, extra: object = {}) => ({ name: 'XP', description: null, type: 'number', value, runtime: 'shared', archived: false, ...extra });
+const state = (value: unknown, extra: object = {}) => ({
+  name: 'XP',
+  description: null,
+  type: 'number',
+  value,
+  runtime: 'shared',
+  archived: false,
+  ...extra,
+});
 
 /**
  * `applyAt` (decisions.md, "Change requests (turn 5)"): an approved request applies at its time, as `system`, exactly
@@ -32,7 +40,13 @@ describe('scheduled change requests', () => {
 
   const inHours = (hours: number) => new Date(clock.now() + hours * HOUR).toISOString();
   const tick = (app: TestApp = t) => app.app.get(ChangeRequestScheduler).tick();
-  const open = async (body: object) => (await asSession(t, author, org.id).post('/change-requests').send({ title: 'Weekend', ...body }).expect(201)).body;
+  const open = async (body: object) =>
+    (
+      await asSession(t, author, org.id)
+        .post('/change-requests')
+        .send({ title: 'Weekend', ...body })
+        .expect(201)
+    ).body;
   const approve = (id: string) => asSession(t, reviewer, org.id).post(`/change-requests/${id}/reviews`).send({ decision: 'approve' }).expect(201);
   const read = async (id: string) => (await api(t, org.key).get(`/change-requests/${id}`).expect(200)).body;
 
@@ -79,7 +93,9 @@ describe('scheduled change requests', () => {
 
   it('refuses an applyAt in the past or more than a year ahead, naming it; PATCH sets and clears it', async () => {
     for (const applyAt of [new Date(clock.now() - HOUR).toISOString(), inHours(367 * 24), 'tomorrow']) {
-      const response = await asSession(t, author, org.id).post('/change-requests').send({ title: 'T', changes: [{ key: 'k', after: state(1) }], applyAt });
+      const response = await asSession(t, author, org.id)
+        .post('/change-requests')
+        .send({ title: 'T', changes: [{ key: 'k', after: state(1) }], applyAt });
       expect(response.status).toBe(400);
       expect(response.body.message).toMatch(/applyAt/);
     }

@@ -112,9 +112,23 @@ describe('change requests', () => {
       ['an unknown field beside key and after', { title: 'T', changes: [{ key: 'k', after: state(1), extra: 1 }] }, /changes\[0\]: property extra/],
       ['a change without after', { title: 'T', changes: [{ key: 'k' }] }, /changes\[0\] \("k"\)\.after/],
       ['a value not of its type', { title: 'T', changes: [{ key: 'k', after: state('one') }] }, /changes\[0\] \("k"\)\.after: .*value/],
-      ['an unknown runtime', { title: 'T', changes: [{ key: 'k', after: { ...state(1), runtime: 'client' } }] }, /changes\[0\] \("k"\)\.after: .*runtime/],
+      [
+        'an unknown runtime',
+        { title: 'T', changes: [{ key: 'k', after: { ...state(1), runtime: 'client' } }] },
+        /changes\[0\] \("k"\)\.after: .*runtime/,
+      ],
       ['a key inside after', { title: 'T', changes: [{ key: 'k', after: { ...state(1), key: 'other' } }] }, /property key/],
-      ['a key twice', { title: 'T', changes: [{ key: 'k', after: state(1) }, { key: 'k', after: null }] }, /changes\[1\] \("k"\): key "k" is in changes twice/],
+      [
+        'a key twice',
+        {
+          title: 'T',
+          changes: [
+            { key: 'k', after: state(1) },
+            { key: 'k', after: null },
+          ],
+        },
+        /changes\[1\] \("k"\): key "k" is in changes twice/,
+      ],
       ['a delete of a key with no flag', { title: 'T', changes: [{ key: 'gone', after: null }] }, /no flag "gone" to delete/],
       ['an applyAt that is no instant', { title: 'T', changes: [{ key: 'k', after: state(1) }], applyAt: 'never' }, /applyAt/],
     ])('refuses %s with a 400 naming the field', async (_case, body, message) => {
@@ -146,7 +160,9 @@ describe('change requests', () => {
       expect(list.body.results.map((entry: { title: string }) => entry.title)).toEqual(['Second', 'First']);
       expect(list.body.results[1]).toMatchObject({ state: 'approved', keys: ['a'], approvals: 1 });
       expect((await as(viewer).get('/change-requests?state=approved').expect(200)).body.results.map((r: { id: string }) => r.id)).toEqual([first.id]);
-      expect((await as(editor).get('/change-requests?awaitingMe=true').expect(200)).body.results.map((r: { id: string }) => r.id)).toEqual([second.id]);
+      expect((await as(editor).get('/change-requests?awaitingMe=true').expect(200)).body.results.map((r: { id: string }) => r.id)).toEqual([
+        second.id,
+      ]);
       expect((await as(admin).get('/change-requests?awaitingMe=true').expect(200)).body.total).toBe(1);
       expect((await as(author).get('/change-requests?awaitingMe=true').expect(200)).body.total).toBe(0);
       expect((await as(viewer).get('/change-requests?awaitingMe=true').expect(200)).body.total).toBe(0);
@@ -173,14 +189,21 @@ describe('change requests', () => {
       );
       const cr = await open([{ key: 'k', after: state(1) }]);
       expectApiError(await approve(cr.id, author), 403, 'CHANGE_REQUEST_FORBIDDEN', /author/);
-      expectApiError(await api(t, org.key).post(`/change-requests/${cr.id}/reviews`).send({ decision: 'approve' }), 403, 'CHANGE_REQUEST_FORBIDDEN', /keys never review/i);
+      expectApiError(
+        await api(t, org.key).post(`/change-requests/${cr.id}/reviews`).send({ decision: 'approve' }),
+        403,
+        'CHANGE_REQUEST_FORBIDDEN',
+        /keys never review/i,
+      );
       expect((await approve(cr.id, viewer)).status).toBe(403);
       const once = await approve(cr.id).expect(201);
       expect(once.body).toMatchObject({ state: 'open', reviews: [{ user: { id: editor.userId }, decision: 'approve', comment: null }] });
       expectApiError(await approve(cr.id), 409, 'CHANGE_REQUEST_ALREADY_REVIEWED');
       const twice = await approve(cr.id, admin).expect(201);
       expect(twice.body.state).toBe('approved');
-      const declined = await as(viewer === admin ? editor : admin).post(`/change-requests/${cr.id}/reviews`).send({ decision: 'decline' });
+      const declined = await as(viewer === admin ? editor : admin)
+        .post(`/change-requests/${cr.id}/reviews`)
+        .send({ decision: 'decline' });
       expectApiError(declined, 409, 'CHANGE_REQUEST_ALREADY_REVIEWED');
       const third = await memberSignedIn(t, org.id, 'editor');
       const no = await as(third).post(`/change-requests/${cr.id}/reviews`).send({ decision: 'decline', comment: 'Not on a Friday' }).expect(201);
@@ -208,7 +231,10 @@ describe('change requests', () => {
       await approve(cr.id).expect(201);
       expectApiError(await as(editor).patch(`/change-requests/${cr.id}`).send({ title: 'Mine' }), 403, 'CHANGE_REQUEST_FORBIDDEN');
       await api(t, org.key).patch(`/flags/${flag.id}`).send({ type: 'number', value: 3 }).expect(200);
-      const edited = await as(author).patch(`/change-requests/${cr.id}`).send({ title: '2, not 20', changes: [{ key: 'k', after: state(2) }] }).expect(200);
+      const edited = await as(author)
+        .patch(`/change-requests/${cr.id}`)
+        .send({ title: '2, not 20', changes: [{ key: 'k', after: state(2) }] })
+        .expect(200);
       expect(edited.body).toMatchObject({
         title: '2, not 20',
         state: 'open',
@@ -321,10 +347,34 @@ describe('change requests', () => {
         { key: 'a', after: state(1) },
         { key: 'b', after: state(2) },
       ]);
-      expectApiError(await as(editor).post(`/change-requests/${cr.id}/apply`).send({ override: { reason: 'now' } }), 403, 'CHANGE_REQUEST_FORBIDDEN');
-      expect((await api(t, org.key).post(`/change-requests/${cr.id}/apply`).send({ override: { reason: 'now' } })).status).toBe(403);
-      expect((await as(admin).post(`/change-requests/${cr.id}/apply`).send({ override: { reason: '' } })).status).toBe(400);
-      expect((await as(admin).post(`/change-requests/${cr.id}/apply`).send({ override: { reason: 'x'.repeat(501) } })).status).toBe(400);
+      expectApiError(
+        await as(editor)
+          .post(`/change-requests/${cr.id}/apply`)
+          .send({ override: { reason: 'now' } }),
+        403,
+        'CHANGE_REQUEST_FORBIDDEN',
+      );
+      expect(
+        (
+          await api(t, org.key)
+            .post(`/change-requests/${cr.id}/apply`)
+            .send({ override: { reason: 'now' } })
+        ).status,
+      ).toBe(403);
+      expect(
+        (
+          await as(admin)
+            .post(`/change-requests/${cr.id}/apply`)
+            .send({ override: { reason: '' } })
+        ).status,
+      ).toBe(400);
+      expect(
+        (
+          await as(admin)
+            .post(`/change-requests/${cr.id}/apply`)
+            .send({ override: { reason: 'x'.repeat(501) } })
+        ).status,
+      ).toBe(400);
       expect((await as(admin).post(`/change-requests/${cr.id}/apply`).send({ override: 'now' })).status).toBe(400);
       const reason = 'XP at 20 in production, 3 a.m.';
       const applied = await as(admin).post(`/change-requests/${cr.id}/apply`).send({ override: { reason } }).expect(200);
@@ -402,7 +452,9 @@ describe('change requests', () => {
     it('a review while the request is edited: the review counts for the version it was given on, never the new one', async () => {
       const cr = await open([{ key: 'k', after: state(1) }]);
       const [edit, review] = await Promise.all([
-        as(author).patch(`/change-requests/${cr.id}`).send({ changes: [{ key: 'k', after: state(20) }] }),
+        as(author)
+          .patch(`/change-requests/${cr.id}`)
+          .send({ changes: [{ key: 'k', after: state(20) }] }),
         approve(cr.id),
       ]);
       expect(edit.status).toBe(200);
@@ -425,10 +477,14 @@ describe('change requests', () => {
       ]);
       expect(edit.status).toBe(200);
       const value = (await flagOf(flag.id)).value;
-      if (apply.status === 200) expect(value).toBe(5); // the apply went first; the edit came after it
+      if (apply.status === 200)
+        expect(value).toBe(5); // the apply went first; the edit came after it
       else {
         expect(apply.status).toBe(409);
-        expect(apply.body).toMatchObject({ error: 'CHANGE_REQUEST_STALE', stale: [{ key: 'k', fields: ['value'], requestedVersion: 1, currentVersion: 2 }] });
+        expect(apply.body).toMatchObject({
+          error: 'CHANGE_REQUEST_STALE',
+          stale: [{ key: 'k', fields: ['value'], requestedVersion: 1, currentVersion: 2 }],
+        });
         expect(value).toBe(5);
         expect((await auditOf(flag.id)).some((entry: { context?: unknown }) => entry.context !== undefined)).toBe(false);
       }

@@ -140,7 +140,10 @@ export class ListChangeRequestsQueryDto extends PageQueryDto {
   @IsIn(CHANGE_REQUEST_STATES, { message: `state must be one of ${CHANGE_REQUEST_STATES.join(', ')}` })
   state?: ChangeRequestState;
 
-  @ApiPropertyOptional({ enum: ['true', 'false'], description: 'true: only open requests the caller may review and has not yet (none for an API key)' })
+  @ApiPropertyOptional({
+    enum: ['true', 'false'],
+    description: 'true: only open requests the caller may review and has not yet (none for an API key)',
+  })
   @IsOptional()
   @Transform(({ value }) => (value === 'true' ? true : value === 'false' ? false : value))
   @IsIn([true, false], { message: 'awaitingMe must be true or false' })
@@ -215,7 +218,8 @@ export class ChangeRequestDto {
   override: ChangeRequestOverrideDto | null;
   @ApiProperty({ type: String, nullable: true, description: 'Why a scheduled apply failed' }) failureReason: string | null;
   @ApiProperty({
-    description: "A request made of an import (POST /v1/flags/import with requestReview): the import's dry-run report when it was made; null otherwise",
+    description:
+      "A request made of an import (POST /v1/flags/import with requestReview): the import's dry-run report when it was made; null otherwise",
     oneOf: [{ $ref: getSchemaPath(ImportReportDto) }, { type: 'object', nullable: true, enum: [null] }],
   })
   importReport: ImportReportDto | null;

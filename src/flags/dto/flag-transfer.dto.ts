@@ -103,7 +103,7 @@ export class ImportFlagsDto {
   @IsBoolean()
   requestReview?: boolean;
 
-  @ApiPropertyOptional({ minLength: 1, maxLength: 200, description: 'With requestReview: the request\'s title (by default one naming the import)' })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200, description: "With requestReview: the request's title (by default one naming the import)" })
   @IsOptional()
   @IsString()
   @CharLength(1, 200)

@@ -107,6 +107,7 @@ export class ChangeRequestScheduler implements OnApplicationBootstrap, OnApplica
       const done = await this.transactions.run((tx) => this.service.applyDue(tx, candidate, now));
       if (!done) continue;
       if (done.write) this.writer.announce(done.write);
+      this.service.announce(candidate.organizationId, candidate.id);
       const line = { changeRequestId: candidate.id, organizationId: candidate.organizationId };
       if (done.state === 'applied') this.logger.log({ ...line, msg: 'scheduled change request applied' });
       else this.logger.warn({ ...line, reason: done.reason, msg: 'scheduled change request failed' });

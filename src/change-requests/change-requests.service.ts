@@ -14,6 +14,7 @@ import { OrganizationsErrors } from '../organizations/organizations.errors';
 import { OrganizationsRepository } from '../organizations/organizations.repository';
 import { ReviewSettings } from '../review/review-settings.repository';
 import { Inject } from '@nestjs/common';
+import { OrganizationEvents } from '../events/organization-events';
 import { DomainError } from '../common/domain-error';
 import { MAX_SCHEDULE_AHEAD_MS } from '../flags/schedules/flag-schedule';
 import { jsonEqual } from '../common/canonical-json';
@@ -56,6 +57,7 @@ export class ChangeRequestsService {
     private readonly transfers: FlagTransferService,
     private readonly writer: FlagWriter,
     private readonly reviewSettings: ReviewSettings,
+    private readonly events: OrganizationEvents,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {
     transfers.requestReviewsWith((tx, author, request) => this.createFromImport(tx, author, request));
@@ -67,6 +69,7 @@ export class ChangeRequestsService {
     const id = await this.transactions.run((tx) =>
       this.createIn(tx, principal, { title: dto.title, description: dto.description ?? null, applyAt }, proposed),
     );
+    this.announce(principal.organizationId, id);
     return this.get(principal.organizationId, id);
   }
 
@@ -194,6 +197,7 @@ export class ChangeRequestsService {
       });
       await this.requests.appendEvent(tx, id, 'edited', await this.actorRef(tx, principal), at);
     });
+    this.announce(organizationId, id);
     return this.get(organizationId, id);
   }
 
@@ -222,6 +226,7 @@ export class ChangeRequestsService {
     });
     // Approved with a time set (perhaps already past: then at once): the scheduler learns of it without waiting for its next read.
     if (due !== null) this.whenDue?.(due);
+    this.announce(principal.organizationId, id);
     return this.get(principal.organizationId, id);
   }
 
@@ -232,6 +237,7 @@ export class ChangeRequestsService {
       await this.requests.update(tx, id, { state: 'withdrawn', updatedAt: at });
       await this.requests.appendEvent(tx, id, 'withdrawn', await this.actorRef(tx, principal), at);
     });
+    this.announce(principal.organizationId, id);
     return this.get(principal.organizationId, id);
   }
 
@@ -247,6 +253,7 @@ export class ChangeRequestsService {
     await this.writer.write(actor, async (tx) =>
       this.applyIn(tx, organizationId, id, actorOf(principal), await this.actorRef(tx, principal), dto.override),
     );
+    this.announce(organizationId, id);
     return this.get(organizationId, id);
   }
 
@@ -342,6 +349,11 @@ export class ChangeRequestsService {
 
   private async actorRef(db: Db, principal: Principal): Promise<ActorRef> {
     return { type: principal.type, id: principal.id, name: await this.requests.nameOf(db, principal.organizationId, principal.type, principal.id) };
+  }
+
+  /** Tells the organization's consoles that the request changed (after the commit). */
+  announce(organizationId: string, id: string): void {
+    this.events.announce(organizationId, { type: 'change-requests', ids: [id] });
   }
 
   private now(): Date {

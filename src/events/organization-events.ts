@@ -12,9 +12,14 @@ import { SessionPrincipal } from '../auth/principal';
  * What changed in an organization, for the people watching it in the console (decisions.md, "Console"): notifications
  * only; the console reads what changed through the API.
  * - `flags`: after every committed flag change, whatever field changed, with the flags' ids (a deleted flag's too);
- * - `storage`: after every completed upload, delete and purge, with the items' ids.
+ * - `storage`: after every completed upload, delete and purge, with the items' ids;
+ * - `change-requests`: after every change of a change request, with the requests' ids.
  */
-export type OrganizationEvent = { type: 'flags'; flagIds: string[] } | { type: 'storage'; ids: string[]; change: 'uploaded' | 'deleted' | 'purged' };
+export type OrganizationEvent =
+  | { type: 'flags'; flagIds: string[] }
+  | { type: 'storage'; ids: string[]; change: 'uploaded' | 'deleted' | 'purged' }
+  /** After every change of a change request (opened, edited, reviewed, withdrawn, applied, failed), with its id. */
+  | { type: 'change-requests'; ids: string[] };
 
 /** Ids per bus message: PostgreSQL's NOTIFY takes 8,000 bytes, and 100 UUIDs fit well inside. */
 const IDS_PER_MESSAGE = 100;

@@ -4,6 +4,7 @@ import { api, createFlag } from '../factories/flags.factory';
 import { createApiKey, createOrganization } from '../factories/organizations.factory';
 import { asSession, memberSignedIn, SignedIn } from '../factories/people.factory';
 import { expectApiError } from '../support/expect-error';
+import { openSse } from '../support/sse-client';
 import { useTestApp } from '../support/test-suite';
 
 const state = (value: unknown, extra: object = {}) => ({
@@ -432,6 +433,24 @@ describe('change requests', () => {
       expect(nothing.body.message).toMatch(/^flags: /);
       expect((await as(viewer).post('/flags/import').send({ flags, requestReview: true })).status).toBe(403);
       expect((await t.db.query('SELECT count(*)::int AS n FROM change_requests WHERE organization_id = $1', [org.id])).rows[0].n).toBe(0);
+    });
+  });
+
+  describe('the event stream', () => {
+    it('tells the organization’s consoles of every change of a request, with its id', async () => {
+      const stream = await openSse(`${t.config.urls.baseUrl}/events?organizationId=${org.id}`, { Cookie: viewer.cookie });
+      try {
+        const ofRequests = () => stream.blocks.filter((block) => block.event === 'change-requests');
+        const cr = await open([{ key: 'k', after: state(1) }]);
+        await stream.next(() => ofRequests().length === 1, 1_000);
+        await approve(cr.id).expect(201);
+        await stream.next(() => ofRequests().length === 2, 1_000);
+        await as(author).post(`/change-requests/${cr.id}/apply`).send({}).expect(200);
+        await stream.next(() => ofRequests().length === 3, 1_000);
+        expect(ofRequests().map((block) => JSON.parse(block.data!))).toEqual([{ ids: [cr.id] }, { ids: [cr.id] }, { ids: [cr.id] }]);
+      } finally {
+        stream.close();
+      }
     });
   });
 

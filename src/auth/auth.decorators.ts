@@ -8,7 +8,7 @@ import {
   ApiTooManyRequestsResponse,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import { ApiErrorDto } from '../common/dto/api-error.dto';
+import { ApiErrorDto, GuardedWriteErrorDto } from '../common/dto/api-error.dto';
 import { Access, ACCESS_KEY } from '../http/access';
 import { Permission } from './permission';
 import { AuthenticatedRequest, Principal, SignedInUser } from './principal';
@@ -59,7 +59,7 @@ export function RequirePermission(permission: Permission, docs: AuthErrorDocs = 
     ApiCookieAuth(SESSION_SECURITY),
     ApiUnauthorizedResponse({ type, description: docs.unauthorized ?? 'Missing, unknown or revoked API key, or a session that has ended' }),
     ApiForbiddenResponse({
-      type,
+      type: docs.reviewGuarded && !docs.type ? GuardedWriteErrorDto : type,
       description:
         (docs.forbidden ??
           `The API key (or the session's role) lacks ${permission}; with a session: no X-Organization-Id of one of your organizations, or a change without the session's X-CSRF-Token (CSRF_TOKEN_INVALID)`) +

@@ -13,7 +13,8 @@ describe('permissionsError', () => {
   });
 
   it('accepts every list without it, as before', () => {
-    for (const permission of ALL_PERMISSIONS.filter((p) => p !== Permission.FLAGS_WRITE_UNREVIEWED)) expect(permissionsError([permission])).toBeNull();
+    for (const permission of ALL_PERMISSIONS.filter((p) => p !== Permission.FLAGS_WRITE_UNREVIEWED))
+      expect(permissionsError([permission])).toBeNull();
     expect(permissionsError([])).toBeNull();
   });
 

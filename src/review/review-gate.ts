@@ -11,12 +11,16 @@ export const REVIEW_REQUIRED = 'REVIEW_REQUIRED';
 /** The way through a refused direct write. */
 export const CHANGE_REQUESTS_ROUTE = 'POST /v1/change-requests';
 
+/** 403 `{statusCode, error: "REVIEW_REQUIRED", message, code: "REVIEW_REQUIRED"}`: the API's error body, with `code` as the decisions name it. */
 export const reviewRequired = () =>
-  new DomainError(
-    HttpStatus.FORBIDDEN,
-    REVIEW_REQUIRED,
-    `This organization requires review of flag changes: propose the change with ${CHANGE_REQUESTS_ROUTE} ` +
-      '(a change request, applied once approved). Only an API key with FLAGS_WRITE_UNREVIEWED writes flags directly here.',
+  Object.assign(
+    new DomainError(
+      HttpStatus.FORBIDDEN,
+      REVIEW_REQUIRED,
+      `This organization requires review of flag changes: propose the change with ${CHANGE_REQUESTS_ROUTE} ` +
+        '(a change request, applied once approved). Only an API key with FLAGS_WRITE_UNREVIEWED writes flags directly here.',
+    ),
+    { responseDetails: { code: REVIEW_REQUIRED } },
   );
 
 /**

@@ -36,7 +36,8 @@ describe('the review settings migration', () => {
     const db = new Client({ connectionString: ownerUrl() });
     await db.connect();
     try {
-      const [{ id: organizationId }] = (await db.query(`INSERT INTO organizations (name, storage_allocation) VALUES ('Acme', 1024) RETURNING id`)).rows;
+      const [{ id: organizationId }] = (await db.query(`INSERT INTO organizations (name, storage_allocation) VALUES ('Acme', 1024) RETURNING id`))
+        .rows;
       const [{ id: userId }] = (await db.query(`INSERT INTO users (email, name) VALUES ('maya@acme.example', 'Maya') RETURNING id`)).rows;
       await db.query(`INSERT INTO flags (organization_id, key, name, type, value) VALUES ($1, 'xp', 'XP', 'number', '2')`, [organizationId]);
 

@@ -8,7 +8,7 @@ import {
   ApiTooManyRequestsResponse,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import { ApiErrorDto, GuardedWriteErrorDto } from '../common/dto/api-error.dto';
+import { ApiErrorDto } from '../common/dto/api-error.dto';
 import { Access, ACCESS_KEY } from '../http/access';
 import { Permission } from './permission';
 import { AuthenticatedRequest, Principal, SignedInUser } from './principal';
@@ -42,7 +42,7 @@ export interface AuthErrorDocs {
 /** How a guarded write's 403 says REVIEW_REQUIRED (decisions.md, "Change requests (turn 5)"). */
 export const REVIEW_REQUIRED_DOC =
   'REVIEW_REQUIRED: the organization requires review of flag changes; propose the change with POST /v1/change-requests ' +
-  '(only an API key with FLAGS_WRITE_UNREVIEWED writes directly there)';
+  '(only an API key with FLAGS_WRITE_UNREVIEWED writes directly there). That body also carries `code: "REVIEW_REQUIRED"`';
 
 /** The `Retry-After` header a documented 429 carries. */
 export const RETRY_AFTER = { 'Retry-After': { description: 'Seconds until the request may be sent again', schema: { type: 'integer' } } };
@@ -59,7 +59,7 @@ export function RequirePermission(permission: Permission, docs: AuthErrorDocs = 
     ApiCookieAuth(SESSION_SECURITY),
     ApiUnauthorizedResponse({ type, description: docs.unauthorized ?? 'Missing, unknown or revoked API key, or a session that has ended' }),
     ApiForbiddenResponse({
-      type: docs.reviewGuarded && !docs.type ? GuardedWriteErrorDto : type,
+      type,
       description:
         (docs.forbidden ??
           `The API key (or the session's role) lacks ${permission}; with a session: no X-Organization-Id of one of your organizations, or a change without the session's X-CSRF-Token (CSRF_TOKEN_INVALID)`) +

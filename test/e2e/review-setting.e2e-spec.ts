@@ -170,6 +170,26 @@ describe('the review setting', () => {
     });
   });
 
+  describe('the OpenAPI document', () => {
+    it('lists FLAGS_WRITE_UNREVIEWED among the permissions and REVIEW_REQUIRED on every guarded write, not on reads', async () => {
+      const document = (await request(t.http).get('/docs-json').expect(200)).body;
+      expect(document.components.schemas.CreateApiKeyDto.properties.permissions.items.enum).toContain('FLAGS_WRITE_UNREVIEWED');
+      const forbidden = (method: string, path: string) => document.paths[path][method].responses['403'].description as string;
+      for (const [method, path] of [
+        ['post', '/v1/flags'],
+        ['patch', '/v1/flags/{flagId}'],
+        ['delete', '/v1/flags/{flagId}'],
+        ['post', '/v1/flags/{flagId}/restore'],
+        ['post', '/v1/flags/import'],
+        ['post', '/v1/flags/{flagId}/schedules'],
+      ]) {
+        expect(forbidden(method, path)).toMatch(/REVIEW_REQUIRED.*POST \/v1\/change-requests/);
+      }
+      expect(forbidden('get', '/v1/flags')).not.toMatch(/REVIEW_REQUIRED/);
+      expect(forbidden('delete', '/v1/flags/{flagId}/schedules/{scheduleId}')).not.toMatch(/REVIEW_REQUIRED/);
+    });
+  });
+
   describe('guarded writes', () => {
     let flagId: string;
     let entryId: string;

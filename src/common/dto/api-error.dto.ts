@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty } from '@nestjs/swagger';
 
 /** The body of every error outside the storage endpoints. */
 export class ApiErrorDto {
@@ -6,10 +6,4 @@ export class ApiErrorDto {
   @ApiProperty({ description: 'Machine-readable code', example: 'FLAG_KEY_TAKEN' }) error: string;
   @ApiProperty({ description: 'What went wrong, naming the field or rule', example: 'key must match ^[a-z0-9][a-z0-9_-]*$' })
   message: string;
-}
-
-/** A 403 of a direct flag write, which may be REVIEW_REQUIRED: that answer also names its code as `code`. */
-export class GuardedWriteErrorDto extends ApiErrorDto {
-  @ApiPropertyOptional({ enum: ['REVIEW_REQUIRED'], description: 'On REVIEW_REQUIRED only: the code again (as decisions.md names it)' })
-  code?: string;
 }

@@ -115,6 +115,17 @@ describe('the review setting', () => {
       expectApiError(await asSession(t, viewer, org.id).get('/organization/review/history?limit=101'), 400, 'VALIDATION_ERROR', /limit/);
     });
 
+    it('serialises concurrent PUTs: each history entry starts where the one before it ended', async () => {
+      const settings = Array.from({ length: 12 }, (_, i) => ({ required: i % 2 === 0, approvals: (i % 5) + 1, selfApproval: i % 3 === 0 }));
+      const answers = await Promise.all(settings.map((setting) => setReview(setting).then((response) => response.status)));
+      expect(answers.every((status) => status === 200)).toBe(true);
+      const entries = [...(await history('?limit=100')).results].reverse();
+      for (let i = 1; i < entries.length; i += 1) expect(entries[i].before).toEqual(entries[i - 1].after);
+      const now = (await asSession(t, viewer, org.id).get('/organization/review').expect(200)).body;
+      expect(entries.at(-1).after).toEqual(now);
+      await setReview(ON).expect(200);
+    });
+
     it('keeps the history append-only against the service role itself', async () => {
       const service = new Client({ connectionString: t.databaseUrl });
       await service.connect();

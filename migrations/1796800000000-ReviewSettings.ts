@@ -8,11 +8,21 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * The history only grows, like the flag audit log: the service's role is granted SELECT and INSERT only
  * (APPEND_ONLY_TABLES, src/database/database-roles.ts), and triggers refuse UPDATE, DELETE and TRUNCATE to anyone,
  * the owner included; the one deletion allowed is the cascade of the organization's own removal.
+ *
+ * API keys may hold the new permission FLAGS_WRITE_UNREVIEWED (write directly while review is required), only beside
+ * FLAGS_WRITE.
  */
 export class ReviewSettings1796800000000 implements MigrationInterface {
   name = 'ReviewSettings1796800000000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`ALTER TABLE api_keys DROP CONSTRAINT api_keys_permissions_check`);
+    await queryRunner.query(`
+      ALTER TABLE api_keys ADD CONSTRAINT api_keys_permissions_check CHECK (
+        cardinality(permissions) > 0
+        AND permissions <@ ARRAY['FLAGS_READ', 'FLAGS_WRITE', 'STORAGE_READ', 'STORAGE_WRITE', 'FLAGS_WRITE_UNREVIEWED']::text[]
+        AND (NOT 'FLAGS_WRITE_UNREVIEWED' = ANY (permissions) OR 'FLAGS_WRITE' = ANY (permissions))
+      )`);
     await queryRunner.query(`
       CREATE TABLE organization_review_settings (
         organization_id uuid PRIMARY KEY REFERENCES organizations (id) ON DELETE CASCADE,
@@ -58,5 +68,12 @@ export class ReviewSettings1796800000000 implements MigrationInterface {
     await queryRunner.query(`DROP TABLE organization_review_history`);
     await queryRunner.query(`DROP FUNCTION organization_review_history_append_only()`);
     await queryRunner.query(`DROP TABLE organization_review_settings`);
+    await queryRunner.query(`UPDATE api_keys SET permissions = array_remove(permissions, 'FLAGS_WRITE_UNREVIEWED')`);
+    await queryRunner.query(`ALTER TABLE api_keys DROP CONSTRAINT api_keys_permissions_check`);
+    await queryRunner.query(`
+      ALTER TABLE api_keys ADD CONSTRAINT api_keys_permissions_check CHECK (
+        cardinality(permissions) > 0
+        AND permissions <@ ARRAY['FLAGS_READ', 'FLAGS_WRITE', 'STORAGE_READ', 'STORAGE_WRITE']::text[]
+      )`);
   }
 }

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { FlagsModule } from '../flags/flags.module';
 import { OrganizationsModule } from '../organizations/organizations.module';
-import { ReviewModule } from '../review/review.module';
+import { ReviewSettingsModule } from '../review/review-settings.module';
 import { ChangeRequestScheduler } from './change-request-scheduler';
 import { ChangeRequestsController } from './change-requests.controller';
 import { ChangeRequestsRepository } from './change-requests.repository';
@@ -9,7 +9,7 @@ import { ChangeRequestsService } from './change-requests.service';
 
 /** Change requests (issue 34): above flags, whose one audited write path applies them. */
 @Module({
-  imports: [FlagsModule, OrganizationsModule, ReviewModule],
+  imports: [FlagsModule, OrganizationsModule, ReviewSettingsModule],
   controllers: [ChangeRequestsController],
   providers: [ChangeRequestsRepository, ChangeRequestsService, ChangeRequestScheduler],
 })

@@ -21,6 +21,8 @@ import { FlagTransferService } from './flag-transfer.service';
 import { AuditedFlagWrite } from './flag-write.interceptor';
 import { FlagWriteRun } from './flag-writer';
 
+const isObject = (body: unknown): body is Record<string, unknown> => typeof body === 'object' && body !== null;
+
 /** The import route, which takes bodies up to IMPORT_BODY_LIMIT_BYTES (the rest of the API: 256 KB). */
 export const FLAG_IMPORT_PATH = '/v1/flags/import';
 export const IMPORT_BODY_LIMIT_BYTES = 2 * 1024 * 1024;
@@ -46,8 +48,9 @@ export class FlagTransferController {
 
   @Post('import')
   @HttpCode(HttpStatus.OK)
-  @RequirePermission(Permission.FLAGS_WRITE, { forbidden: 'The API key (or the session’s role) lacks FLAGS_WRITE' })
-  @AuditedFlagWrite()
+  @RequirePermission(Permission.FLAGS_WRITE, { forbidden: 'The API key (or the session’s role) lacks FLAGS_WRITE', reviewGuarded: true })
+  // A dry run writes nothing; `requestReview: true` makes a change request instead of writing.
+  @AuditedFlagWrite({ reviewExempt: (body) => isObject(body) && (body.dryRun === true || body.requestReview === true) })
   @ApiOperation({
     summary: 'Import flags from an export: all of it, or nothing',
     description:

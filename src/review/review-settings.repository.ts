@@ -47,7 +47,14 @@ export class ReviewSettings {
   }
 
   /** Stores the setting and appends its history row, in the caller's transaction (which holds the organization's lock). */
-  async store(tx: Transaction, organizationId: string, userId: string, before: ReviewSetting, after: ReviewSetting, at: Date): Promise<ReviewHistoryRow> {
+  async store(
+    tx: Transaction,
+    organizationId: string,
+    userId: string,
+    before: ReviewSetting,
+    after: ReviewSetting,
+    at: Date,
+  ): Promise<ReviewHistoryRow> {
     await tx.rows(
       `INSERT INTO organization_review_settings (organization_id, required, approvals, self_approval, updated_at, updated_by)
        VALUES ($1, $2, $3, $4, $5, $6)

@@ -1,9 +1,16 @@
 import { Module } from '@nestjs/common';
-import { ReviewSettings } from './review-settings.repository';
+import { FlagsModule } from '../flags/flags.module';
+import { OrganizationsModule } from '../organizations/organizations.module';
+import { ReviewEvents } from './review-events';
+import { ReviewSettingsModule } from './review-settings.module';
+import { ReviewController } from './review.controller';
+import { ReviewService } from './review.service';
 
-/** An organization's review setting (change requests, issue 34): the setting, its history, and the guard on direct writes. */
+/** The review setting's routes: GET/PUT /v1/organization/review and its history (change requests, issue 34). */
 @Module({
-  providers: [ReviewSettings],
-  exports: [ReviewSettings],
+  imports: [OrganizationsModule, FlagsModule, ReviewSettingsModule],
+  controllers: [ReviewController],
+  providers: [ReviewService, ReviewEvents],
+  exports: [ReviewSettingsModule],
 })
 export class ReviewModule {}

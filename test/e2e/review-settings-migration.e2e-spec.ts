@@ -36,7 +36,8 @@ describe('the review settings migration', () => {
     const db = new Client({ connectionString: ownerUrl() });
     await db.connect();
     try {
-      const [{ id: organizationId }] = (await db.query(`INSERT INTO organizations (name, storage_allocation) VALUES ('Acme', 1024) RETURNING id`)).rows;
+      const [{ id: organizationId }] = (await db.query(`INSERT INTO organizations (name, storage_allocation) VALUES ('Acme', 1024) RETURNING id`))
+        .rows;
       const [{ id: userId }] = (await db.query(`INSERT INTO users (email, name) VALUES ('maya@acme.example', 'Maya') RETURNING id`)).rows;
       await db.query(`INSERT INTO flags (organization_id, key, name, type, value) VALUES ($1, 'xp', 'XP', 'number', '2')`, [organizationId]);
 
@@ -68,6 +69,16 @@ describe('the review settings migration', () => {
       await expect(db.query(`DELETE FROM organization_review_history`)).rejects.toThrow(/append-only \(DELETE refused\)/);
       await expect(db.query(`TRUNCATE organization_review_history`)).rejects.toThrow(/append-only \(TRUNCATE refused\)/);
       expect((await db.query('SELECT before, after FROM organization_review_history')).rows).toEqual([{ before, after }]);
+
+      const key = (permissions: string[]) =>
+        db.query(`INSERT INTO api_keys (organization_id, name, key_hash, permissions) VALUES ($1, 'k', $2, $3)`, [
+          organizationId,
+          randomBytes(32).toString('hex'),
+          permissions,
+        ]);
+      await key(['FLAGS_WRITE', 'FLAGS_WRITE_UNREVIEWED']);
+      await expect(key(['FLAGS_READ', 'FLAGS_WRITE_UNREVIEWED'])).rejects.toThrow(/check constraint/);
+      await expect(key(['FLAGS_ADMIN'])).rejects.toThrow(/check constraint/);
 
       await db.query('DELETE FROM organizations WHERE id = $1', [organizationId]);
       expect((await db.query('SELECT count(*)::int AS n FROM organization_review_history')).rows[0].n).toBe(0);

@@ -436,6 +436,45 @@ describe('change requests', () => {
     });
   });
 
+  describe('with review required (the way through)', () => {
+    it('direct writes are refused while requests open, are approved (two approvals) and apply; an import becomes a request', async () => {
+      const flag = await createFlag(t, org.key, { key: 'xp', name: 'XP multiplier', type: 'number', value: 1 });
+      await as(admin).put('/organization/review').send({ required: true, approvals: 2, selfApproval: false }).expect(200);
+      const { key } = await createApiKey(t, org.id, [Permission.FLAGS_READ, Permission.FLAGS_WRITE]);
+      const direct = await api(t, key).patch(`/flags/${flag.id}`).send({ type: 'number', value: 20 });
+      expect(direct.status).toBe(403);
+      expect(direct.body.error).toBe('REVIEW_REQUIRED');
+
+      // A key without FLAGS_WRITE_UNREVIEWED may still open a request.
+      const byKey = (
+        await api(t, key)
+          .post('/change-requests')
+          .send({ title: 'XP 2', changes: [{ key: 'xp', after: state(2) }] })
+          .expect(201)
+      ).body;
+      expect(byKey.approvalsNeeded).toBe(2);
+      expectApiError(await as(author).post(`/change-requests/${byKey.id}/apply`).send({}), 409, 'CHANGE_REQUEST_NOT_APPROVED');
+      expect((await approve(byKey.id, editor).expect(201)).body.state).toBe('open');
+      expect((await approve(byKey.id, admin).expect(201)).body.state).toBe('approved');
+      await as(author).post(`/change-requests/${byKey.id}/apply`).send({}).expect(200);
+      expect((await flagOf(flag.id)).value).toBe(2);
+
+      const imported = await api(t, key)
+        .post('/flags/import')
+        .send({ flags: [{ key: 'xp', ...state(3) }], requestReview: true });
+      expect(imported.status).toBe(201);
+      expect(imported.body.changes).toEqual([{ key: 'xp', flagId: flag.id, before: state(2), after: state(3), version: 2 }]);
+      expect(
+        (
+          await api(t, key)
+            .post('/flags/import')
+            .send({ flags: [{ key: 'xp', ...state(3) }] })
+        ).status,
+      ).toBe(403);
+      expect((await flagOf(flag.id)).value).toBe(2);
+    });
+  });
+
   describe('the event stream', () => {
     it('tells the organization’s consoles of every change of a request, with its id', async () => {
       const stream = await openSse(`${t.config.urls.baseUrl}/events?organizationId=${org.id}`, { Cookie: viewer.cookie });

@@ -32,8 +32,10 @@ import {
 import { ChangeRequestsService } from './change-requests.service';
 import { APPLIED_EXAMPLE, CHANGE_REQUEST_EXAMPLE, CHANGE_REQUEST_PAGE_EXAMPLE } from './dto/change-request.examples';
 
-/** The route that takes bodies up to CHANGE_REQUEST_BODY_LIMIT_BYTES, as the import. */
+/** The routes that take bodies up to CHANGE_REQUEST_BODY_LIMIT_BYTES, as the import. */
 export const CHANGE_REQUESTS_PATH = '/v1/change-requests';
+/** A request's own path (PATCH, which may replace its changes), lower-cased as JsonBodyLimits compares it. */
+export const CHANGE_REQUEST_PATH = /^\/v1\/change-requests\/[0-9a-f-]{36}$/;
 export const CHANGE_REQUEST_BODY_LIMIT_BYTES = 2 * 1024 * 1024;
 
 const FORBIDDEN =
@@ -114,6 +116,7 @@ export class ChangeRequestsController {
   @ApiBadRequestResponse({ type: ApiErrorDto, description: BAD_ID })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: NOT_FOUND })
   @ApiConflictResponse({ type: ApiErrorDto, description: 'CHANGE_REQUEST_NOT_PENDING: the request is applied, declined, withdrawn or failed' })
+  @ApiPayloadTooLargeResponse({ type: ApiErrorDto, description: 'The body is larger than 2 MB' })
   update(
     @CurrentPrincipal() principal: Principal,
     @UuidParam('changeRequestId') id: string,

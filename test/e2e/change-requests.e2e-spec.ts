@@ -149,6 +149,18 @@ describe('change requests', () => {
       expect(tooMany.status).toBe(400);
       expect(tooMany.body.message).toMatch(/^changes /);
     });
+
+    it('takes bodies up to 2 MB, as the import, on POST and on PATCH; a larger one is a 413', async () => {
+      const described = Array.from({ length: 1000 }, (_, index) => ({ key: `flag-${index}`, after: state(index, { description: 'd'.repeat(500) }) }));
+      const body = { title: 'Big', changes: described };
+      expect(JSON.stringify(body).length).toBeGreaterThan(256 * 1024);
+      const created = await api(t, org.key).post('/change-requests').send(body).expect(201);
+      await api(t, org.key).patch(`/change-requests/${created.body.id}`).send({ changes: described.slice().reverse() }).expect(200);
+      const huge = await api(t, org.key)
+        .post('/change-requests')
+        .send({ ...body, title: 'x'.repeat(2 * 1024 * 1024) });
+      expect(huge.status).toBe(413);
+    });
   });
 
   describe('reading', () => {

@@ -194,6 +194,40 @@ describe('change requests', () => {
     });
   });
 
+  describe('who may call each route', () => {
+    it('the anonymous never; a viewer and a FLAGS_READ key read only; a session change needs its CSRF token', async () => {
+      const cr = await open([{ key: 'k', after: state(1) }]);
+      const writes: [string, string, object][] = [
+        ['post', '/change-requests', { title: 'T', changes: [{ key: 'k', after: state(1) }] }],
+        ['patch', `/change-requests/${cr.id}`, { title: 'T2' }],
+        ['post', `/change-requests/${cr.id}/reviews`, { decision: 'approve' }],
+        ['post', `/change-requests/${cr.id}/withdraw`, {}],
+        ['post', `/change-requests/${cr.id}/apply`, {}],
+      ];
+      const reads = ['/change-requests', `/change-requests/${cr.id}`];
+      const reader = await createApiKey(t, org.id, [Permission.FLAGS_READ]);
+      for (const path of reads) {
+        expect((await request(t.http).get(`/v1${path}`)).status).toBe(401);
+        await as(viewer).get(path).expect(200);
+        await api(t, reader.key).get(path).expect(200);
+      }
+      for (const [method, path, body] of writes) {
+        expect((await (request(t.http) as unknown as Record<string, (url: string) => request.Test>)[method](`/v1${path}`).send(body)).status).toBe(
+          401,
+        );
+        expect((await (as(viewer) as unknown as Record<string, (url: string) => request.Test>)[method](path).send(body)).status).toBe(403);
+        expect((await (api(t, reader.key) as unknown as Record<string, (url: string) => request.Test>)[method](path).send(body)).status).toBe(403);
+        const noCsrf = asSession(t, editor, org.id, { csrf: false }) as unknown as Record<string, (url: string) => request.Test>;
+        expect((await noCsrf[method](path).send(body)).status).toBe(403);
+      }
+      expect((await api(t, org.key).get(`/change-requests/${cr.id}`).expect(200)).body).toMatchObject({
+        title: 'XP weekend',
+        state: 'open',
+        reviews: [],
+      });
+    });
+  });
+
   describe('reviewing', () => {
     it('another editor approves; the author, a key and a viewer may not; once per person per version; any decline declines', async () => {
       await t.db.query(

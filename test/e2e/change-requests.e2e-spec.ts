@@ -571,13 +571,15 @@ describe('change requests', () => {
       expect(now.changes[0].after).toEqual(state(20));
     });
 
-    it('an apply against a flag edited meanwhile by a key: stale or applied after it, never a lost update', async () => {
+    it('an apply against a flag edited meanwhile by a key with FLAGS_WRITE_UNREVIEWED (review on): stale or applied before it, never a lost update', async () => {
       const flag = await createFlag(t, org.key, { key: 'k', name: 'XP multiplier', type: 'number', value: 1 });
+      await as(admin).put('/organization/review').send({ required: true, approvals: 1, selfApproval: false }).expect(200);
+      const unreviewed = await createApiKey(t, org.id, [Permission.FLAGS_READ, Permission.FLAGS_WRITE, Permission.FLAGS_WRITE_UNREVIEWED]);
       const cr = await open([{ key: 'k', after: state(2) }]);
       await approve(cr.id).expect(201);
       const [apply, edit] = await Promise.all([
         as(author).post(`/change-requests/${cr.id}/apply`).send({}),
-        api(t, org.key).patch(`/flags/${flag.id}`).send({ type: 'number', value: 5 }),
+        api(t, unreviewed.key).patch(`/flags/${flag.id}`).send({ type: 'number', value: 5 }),
       ]);
       expect(edit.status).toBe(200);
       const value = (await flagOf(flag.id)).value;

@@ -105,6 +105,19 @@ describe('scheduled change requests', () => {
     expect((await asSession(t, author, org.id).patch(`/change-requests/${cr.id}`).send({ applyAt: null }).expect(200)).body.applyAt).toBeNull();
   });
 
+  it('survives a restart: an instance started after the time learns of the due request from the database and applies it on its first tick', async () => {
+    const cr = await open({ changes: [{ key: 'after-restart', after: state(1) }], applyAt: inHours(1) });
+    await approve(cr.id);
+    clock.advance(2 * HOUR);
+    const fresh = await createTestApp({}, { sameDatabaseAs: t, clock });
+    try {
+      await tick(fresh);
+      expect(await read(cr.id)).toMatchObject({ state: 'applied' });
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it('applies each due request exactly once when two instances race for them', async () => {
     const second = await createTestApp({}, { sameDatabaseAs: t, clock });
     try {

@@ -267,7 +267,9 @@ describe('change requests', () => {
         [org.id],
       );
       const cr = await open([{ key: 'k', after: state(1) }]);
+      expect((await as(author).get('/change-requests?awaitingMe=true').expect(200)).body.results.map((r: { id: string }) => r.id)).toEqual([cr.id]);
       expect((await approve(cr.id, author).expect(201)).body.state).toBe('approved');
+      expect((await as(author).get('/change-requests?awaitingMe=true').expect(200)).body.total).toBe(0);
     });
   });
 

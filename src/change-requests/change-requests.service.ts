@@ -14,7 +14,7 @@ import { OrganizationsErrors } from '../organizations/organizations.errors';
 import { OrganizationsRepository } from '../organizations/organizations.repository';
 import { ReviewSettings } from '../review/review-settings.repository';
 import { Inject } from '@nestjs/common';
-import { OrganizationEvents } from '../events/organization-events';
+import { OrganizationEvent, OrganizationEvents } from '../events/organization-events';
 import { DomainError } from '../common/domain-error';
 import { MAX_SCHEDULE_AHEAD_MS } from '../flags/schedules/flag-schedule';
 import { jsonEqual } from '../common/canonical-json';
@@ -78,12 +78,13 @@ export class ChangeRequestsService {
     tx: Transaction,
     principal: Principal,
     request: { title?: string; description?: string; entries: ExportedFlagDto[]; report: ImportReportDto },
-  ): Promise<ChangeRequestDto> {
+  ): Promise<{ body: ChangeRequestDto; event: OrganizationEvent }> {
     const proposed = request.entries.map(({ key, ...after }) => ({ key, after }));
     const title = request.title ?? `Import of ${proposed.length} flag${proposed.length === 1 ? '' : 's'}`;
     const fields = { title, description: request.description ?? null, applyAt: null, importReport: request.report };
     const id = await this.createIn(tx, principal, fields, proposed);
-    return this.get(principal.organizationId, id, tx);
+    // Told by FlagWriter once the import's transaction commits.
+    return { body: await this.get(principal.organizationId, id, tx), event: { type: 'change-requests', ids: [id] } };
   }
 
   private async createIn(

@@ -2,6 +2,7 @@ import { BadRequestException, Injectable } from '@nestjs/common';
 import { validate } from 'class-validator';
 import { describeValidationErrors } from '../common/validation';
 import type { Principal } from '../auth/principal';
+import type { OrganizationEvent } from '../events/organization-events';
 import { Sql, Transaction } from '../database/sql';
 import { OrganizationsErrors } from '../organizations/organizations.errors';
 import { OrganizationsRepository } from '../organizations/organizations.repository';
@@ -21,7 +22,7 @@ export type ImportReviewRequester = (
   tx: Transaction,
   author: Principal,
   request: { title?: string; description?: string; entries: ExportedFlagDto[]; report: ImportReportDto },
-) => Promise<unknown>;
+) => Promise<{ body: unknown; event: OrganizationEvent }>;
 
 /** An import's decisions (FlagTransferService.plan): its report, the keys it deletes, and the write, to run once nothing is refused. */
 export interface TransferPlan {
@@ -75,10 +76,13 @@ export class FlagTransferService {
       const unchanged = new Set(plan.report.unchanged);
       const changes = entries.filter((entry) => !unchanged.has(entry.key));
       if (changes.length === 0) throw new BadRequestException('flags: the import changes nothing here, so there is nothing to review');
-      return new FlagWrite(
-        await this.reviewRequester(tx, author, { title: dto.title, description: dto.description, entries: changes, report: plan.report }),
-        null,
-      );
+      const request = await this.reviewRequester(tx, author, {
+        title: dto.title,
+        description: dto.description,
+        entries: changes,
+        report: plan.report,
+      });
+      return new FlagWrite(request.body, null, undefined, [{ organizationId, event: request.event }]);
     }
     if (dto.dryRun) return new FlagWrite(plan.report, null);
     if (plan.report.refused.length > 0) throw FlagsErrors.importRefused(plan.report);

@@ -534,7 +534,17 @@ describe('change requests', () => {
         await stream.next(() => ofRequests().length === 2, 1_000);
         await as(author).post(`/change-requests/${cr.id}/apply`).send({}).expect(200);
         await stream.next(() => ofRequests().length === 3, 1_000);
-        expect(ofRequests().map((block) => JSON.parse(block.data!))).toEqual([{ ids: [cr.id] }, { ids: [cr.id] }, { ids: [cr.id] }]);
+        const imported = await as(author)
+          .post('/flags/import')
+          .send({ flags: [{ key: 'imported', ...state(1) }], requestReview: true })
+          .expect(201);
+        await stream.next(() => ofRequests().length === 4, 1_000);
+        expect(ofRequests().map((block) => JSON.parse(block.data!))).toEqual([
+          { ids: [cr.id] },
+          { ids: [cr.id] },
+          { ids: [cr.id] },
+          { ids: [imported.body.id] },
+        ]);
       } finally {
         stream.close();
       }

@@ -84,7 +84,7 @@ export class ChangeRequestsService {
     const fields = { title, description: request.description ?? null, applyAt: null, importReport: request.report };
     const id = await this.createIn(tx, principal, fields, proposed);
     // Told by FlagWriter once the import's transaction commits.
-    return { body: await this.get(principal.organizationId, id, tx), event: { type: 'change-requests', ids: [id] } };
+    return { body: await this.read(tx, principal.organizationId, id), event: { type: 'change-requests', ids: [id] } };
   }
 
   private async createIn(
@@ -133,7 +133,12 @@ export class ChangeRequestsService {
     };
   }
 
-  async get(organizationId: string, id: string, db: Db = this.sql): Promise<ChangeRequestDto> {
+  get(organizationId: string, id: string): Promise<ChangeRequestDto> {
+    return this.read(this.sql, organizationId, id);
+  }
+
+  /** The whole request as read on `db` (a transaction that just made it, or autocommit). */
+  private async read(db: Db, organizationId: string, id: string): Promise<ChangeRequestDto> {
     const row = await this.requests.find(db, organizationId, id);
     if (!row) throw ChangeRequestsErrors.notFound(id);
     const [changes, reviews, events, setting] = await Promise.all([

@@ -1,23 +1,20 @@
-import { BadRequestException, Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { AuditActor } from '../audit/audit-entry';
 import { Principal } from '../auth/principal';
 import { CLOCK, Clock } from '../common/clock';
+import { DomainError } from '../common/domain-error';
 import { pageWindow, totalPages } from '../common/dto/pagination';
 import { Db, Sql, Transaction } from '../database/sql';
 import { Transactions } from '../database/transactions';
+import { OrganizationEvent, OrganizationEvents } from '../events/organization-events';
 import { ExportedFlagDto, ImportReportDto } from '../flags/dto/flag-transfer.dto';
-import { Flag, FLAG_KEY_PATTERN, FlagSnapshot, snapshotOf } from '../flags/flag.model';
-import { validFlagEntry, FlagTransferService } from '../flags/flag-transfer.service';
+import { FlagTransferService } from '../flags/flag-transfer.service';
 import { FlagWrite, FlagWriter } from '../flags/flag-writer';
 import { FlagsRepository } from '../flags/flags.repository';
+import { MAX_SCHEDULE_AHEAD_MS } from '../flags/schedules/flag-schedule';
 import { OrganizationsErrors } from '../organizations/organizations.errors';
 import { OrganizationsRepository } from '../organizations/organizations.repository';
 import { ReviewSettings } from '../review/review-settings.repository';
-import { Inject } from '@nestjs/common';
-import { OrganizationEvent, OrganizationEvents } from '../events/organization-events';
-import { DomainError } from '../common/domain-error';
-import { MAX_SCHEDULE_AHEAD_MS } from '../flags/schedules/flag-schedule';
-import { jsonEqual } from '../common/canonical-json';
 import { Action, Actor, decide, RequestFacts } from './change-request-state';
 import {
   ApplyChangeRequestDto,
@@ -30,15 +27,8 @@ import {
   UpdateChangeRequestDto,
 } from './dto/change-request.dto';
 import { ChangeRequestsErrors } from './change-requests.errors';
-import { ActorRef, ChangeRequestRow, ChangeRow, ChangeRequestsRepository } from './change-requests.repository';
-
-/** A change as proposed: the key, and the whole state (null: delete the flag). */
-interface Proposed {
-  key: string;
-  after: FlagSnapshot | null;
-}
-
-const SNAPSHOT_FIELDS = ['name', 'description', 'type', 'value', 'runtime', 'archived', 'rules'] as const;
+import { Proposed, staleOf, validChanges, withBefore } from './change-request-changes';
+import { ActorRef, ChangeRequestRow, ChangeRequestsRepository } from './change-requests.repository';
 
 /**
  * Change requests (decisions.md, "Change requests (turn 5)"): proposed end states of flags, reviewed, then applied
@@ -400,72 +390,4 @@ function authorOf(row: ChangeRequestRow): ActorRef {
 
 function iso(date: Date | null): string | null {
   return date === null ? null : date.toISOString();
-}
-
-/** The changes with each flag's state and version now (a create's: none); a delete of a key with no flag is a 400. */
-function withBefore(proposed: readonly Proposed[], flags: readonly Flag[]): ChangeRow[] {
-  const byKey = new Map(flags.map((flag) => [flag.key, flag]));
-  return proposed.map(({ key, after }, index) => {
-    const flag = byKey.get(key);
-    if (!flag && after === null) throw ChangeRequestsErrors.invalid(`changes[${index}] ("${key}"): there is no flag "${key}" to delete`);
-    return flag
-      ? { key, flagId: flag.id, before: snapshotOf(flag), after, version: flag.version }
-      : { key, flagId: null, before: null, after, version: null };
-  });
-}
-
-/** The flags that moved on since the request was made: another version, deleted, or created under a key it creates. */
-function staleOf(changes: readonly ChangeRow[], flags: readonly Flag[]): StaleFlagDto[] {
-  const byKey = new Map(flags.map((flag) => [flag.key, flag]));
-  const stale: StaleFlagDto[] = [];
-  for (const change of changes) {
-    const flag = byKey.get(change.key);
-    if (change.flagId === null) {
-      if (flag) stale.push({ key: change.key, flagId: flag.id, requestedVersion: null, currentVersion: flag.version, fields: ['exists'] });
-      continue;
-    }
-    if (!flag || flag.id !== change.flagId) {
-      stale.push({ key: change.key, flagId: change.flagId, requestedVersion: change.version, currentVersion: null, fields: ['exists'] });
-      continue;
-    }
-    if (flag.version === change.version) continue;
-    const now = snapshotOf(flag) as unknown as Record<string, unknown>;
-    const then = (change.before ?? {}) as unknown as Record<string, unknown>;
-    const fields = SNAPSHOT_FIELDS.filter((field) => !jsonEqual(now[field] ?? null, then[field] ?? null));
-    stale.push({ key: change.key, flagId: flag.id, requestedVersion: change.version, currentVersion: flag.version, fields });
-  }
-  return stale;
-}
-
-/**
- * Each change checked: `{key, after}`, keys unique, `after` a whole flag state by the rules a create or an import
- * applies (ExportedFlagDto's), or null; a 400 naming the change (index and key) and the field.
- */
-async function validChanges(raw: readonly unknown[]): Promise<Proposed[]> {
-  const proposed: Proposed[] = [];
-  const seen = new Set<string>();
-  for (const [index, change] of raw.entries()) {
-    let where = `changes[${index}]`;
-    if (typeof change !== 'object' || change === null || Array.isArray(change))
-      throw new BadRequestException(`${where} must be an object {key, after}`);
-    const unknownField = Object.keys(change).find((field) => field !== 'key' && field !== 'after');
-    if (unknownField !== undefined) throw new BadRequestException(`${where}: property ${unknownField} should not exist`);
-    const { key, after } = change as { key?: unknown; after?: unknown };
-    if (typeof key !== 'string' || key.length < 1 || key.length > 64 || !FLAG_KEY_PATTERN.test(key)) {
-      throw new BadRequestException(`${where}.key must be a flag key: 1-64 characters matching ^[a-z0-9][a-z0-9_-]*$`);
-    }
-    where = `changes[${index}] ("${key}")`;
-    if (seen.has(key)) throw new BadRequestException(`${where}: key "${key}" is in changes twice`);
-    seen.add(key);
-    if (after === undefined) throw new BadRequestException(`${where}.after must be the flag's whole proposed state, or null to delete it`);
-    if (after === null) {
-      proposed.push({ key, after: null });
-      continue;
-    }
-    if (typeof after !== 'object' || Array.isArray(after)) throw new BadRequestException(`${where}.after must be an object or null`);
-    if (Object.hasOwn(after, 'key')) throw new BadRequestException(`${where}.after: property key should not exist (the change's key names the flag)`);
-    const { key: _key, ...state } = await validFlagEntry({ ...after, key }, `${where}.after`);
-    proposed.push({ key, after: state });
-  }
-  return proposed;
 }

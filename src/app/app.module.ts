@@ -22,6 +22,8 @@ import { OrganizationsModule } from '../organizations/organizations.module';
 import { PeopleModule } from '../people/people.module';
 import { QuotaModule } from '../quota/quota.module';
 import { RateLimitModule } from '../rate-limit/rate-limit.module';
+import { ReviewModule } from '../review/review.module';
+import { ChangeRequestsModule } from '../change-requests/change-requests.module';
 import { StorageModule } from '../storage/storage.module';
 import { SURFACES } from './surfaces';
 
@@ -48,6 +50,8 @@ export class AppModule {
         QuotaModule,
         FlagConfigModule,
         FlagsModule,
+        ReviewModule,
+        ChangeRequestsModule,
         StorageModule,
         EventsModule,
         HealthModule,

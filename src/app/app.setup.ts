@@ -8,6 +8,7 @@ import { DocumentBuilder, OpenAPIObject, SwaggerCustomOptions, SwaggerModule } f
 import { ADMIN_SECURITY, API_KEY_HEADER_SECURITY, API_KEY_SECURITY, SESSION_SECURITY } from '../auth/auth.decorators';
 import { SESSION_COOKIE } from '../auth/sessions/session-token';
 import { FLAG_IMPORT_PATH, IMPORT_BODY_LIMIT_BYTES } from '../flags/flag-transfer.controller';
+import { CHANGE_REQUEST_BODY_LIMIT_BYTES, CHANGE_REQUEST_PATH, CHANGE_REQUESTS_PATH } from '../change-requests/change-requests.controller';
 import { API_PREFIX } from '../http/api-prefix';
 import { apiCors, corsMiddleware } from '../http/cors';
 import { errorShapeOf, writeApiError } from '../http/error-response';
@@ -76,7 +77,11 @@ export function configureApp(
   // Upload bodies are file bytes streamed to the object store, never parsed, whatever their Content-Type.
   const bodyLimits = new JsonBodyLimits(
     (url) => SURFACES.isUpload(url),
-    [{ method: 'POST', path: FLAG_IMPORT_PATH, limitBytes: IMPORT_BODY_LIMIT_BYTES }],
+    [
+      { method: 'POST', path: FLAG_IMPORT_PATH, limitBytes: IMPORT_BODY_LIMIT_BYTES },
+      { method: 'POST', path: CHANGE_REQUESTS_PATH, limitBytes: CHANGE_REQUEST_BODY_LIMIT_BYTES },
+      { method: 'PATCH', path: CHANGE_REQUEST_PATH, limitBytes: CHANGE_REQUEST_BODY_LIMIT_BYTES },
+    ],
   );
   app.use(jsonBody(bodyLimits));
   answerExpectContinue(app.getHttpServer(), bodyLimits);

@@ -35,7 +35,14 @@ export interface AuthErrorDocs {
   forbidden?: string;
   /** When the route counts against a budget of its own (see RateLimit). */
   rateLimited?: string;
+  /** A direct flag write the organization's review setting guards: its 403 also means REVIEW_REQUIRED. */
+  reviewGuarded?: boolean;
 }
+
+/** How a guarded write's 403 says REVIEW_REQUIRED (decisions.md, "Change requests (turn 5)"). */
+export const REVIEW_REQUIRED_DOC =
+  'REVIEW_REQUIRED: the organization requires review of flag changes; propose the change with POST /v1/change-requests ' +
+  '(only an API key with FLAGS_WRITE_UNREVIEWED writes directly there). That body also carries `code: "REVIEW_REQUIRED"`';
 
 /** The `Retry-After` header a documented 429 carries. */
 export const RETRY_AFTER = { 'Retry-After': { description: 'Seconds until the request may be sent again', schema: { type: 'integer' } } };
@@ -54,8 +61,9 @@ export function RequirePermission(permission: Permission, docs: AuthErrorDocs = 
     ApiForbiddenResponse({
       type,
       description:
-        docs.forbidden ??
-        `The API key (or the session's role) lacks ${permission}; with a session: no X-Organization-Id of one of your organizations, or a change without the session's X-CSRF-Token (CSRF_TOKEN_INVALID)`,
+        (docs.forbidden ??
+          `The API key (or the session's role) lacks ${permission}; with a session: no X-Organization-Id of one of your organizations, or a change without the session's X-CSRF-Token (CSRF_TOKEN_INVALID)`) +
+        (docs.reviewGuarded ? `; ${REVIEW_REQUIRED_DOC}` : ''),
     }),
     ApiTooManyRequestsResponse({
       type,

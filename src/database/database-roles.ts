@@ -14,8 +14,8 @@ export interface RoleCredentials {
   password: string;
 }
 
-/** Tables the service reads and appends to, never changes: the audit log. */
-export const APPEND_ONLY_TABLES: readonly string[] = ['flag_audit_entries'];
+/** Tables the service reads and appends to, never changes: the audit log and the review setting's history. */
+export const APPEND_ONLY_TABLES: readonly string[] = ['flag_audit_entries', 'organization_review_history'];
 /** Tables the service only reads: which migrations ran (the migration runner is the owner). */
 const READ_ONLY_TABLES: readonly string[] = ['migrations'];
 

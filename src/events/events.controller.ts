@@ -37,7 +37,9 @@ export class EventsController {
     description:
       'Notifications of what changed, so that the console re-reads it through the API: `event: flags` with `data: {"flagIds": [...]}` ' +
       'after every committed flag change (any field; a deleted flag too), and `event: storage` with `data: {"ids": [...], "change": ' +
-      '"uploaded" | "deleted" | "purged"}` after every completed upload, delete and purge, from every instance within a second. A comment ' +
+      '"uploaded" | "deleted" | "purged"}` after every completed upload, delete and purge, `event: review-setting` with `data: {"id": ' +
+      '"<history entry>"}` after every change of the review setting, and `event: change-requests` with `data: {"ids": [...]}` after every ' +
+      'change of a change request (opened, edited, reviewed, withdrawn, applied, failed), from every instance within a second. A comment ' +
       `every 15 s; the stream ends after 10 minutes, and when the session ends (logout, password change, idle or past its lifetime: an open stream is not a use of the session) or the person leaves the organization (the browser reconnects). ` +
       `At most ${MAX_EVENT_STREAMS_PER_USER} open streams per person on an instance. Any member may listen.`,
   })

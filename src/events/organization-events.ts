@@ -12,9 +12,16 @@ import { SessionPrincipal } from '../auth/principal';
  * What changed in an organization, for the people watching it in the console (decisions.md, "Console"): notifications
  * only; the console reads what changed through the API.
  * - `flags`: after every committed flag change, whatever field changed, with the flags' ids (a deleted flag's too);
- * - `storage`: after every completed upload, delete and purge, with the items' ids.
+ * - `storage`: after every completed upload, delete and purge, with the items' ids;
+ * - `review-setting`: after every committed change of the review setting, with the history entry's id;
+ * - `change-requests`: after every change of a change request, with the requests' ids.
  */
-export type OrganizationEvent = { type: 'flags'; flagIds: string[] } | { type: 'storage'; ids: string[]; change: 'uploaded' | 'deleted' | 'purged' };
+export type OrganizationEvent =
+  | { type: 'flags'; flagIds: string[] }
+  | { type: 'storage'; ids: string[]; change: 'uploaded' | 'deleted' | 'purged' }
+  | { type: 'review-setting'; id: string }
+  /** After every change of a change request (opened, edited, reviewed, withdrawn, applied, failed), with its id. */
+  | { type: 'change-requests'; ids: string[] };
 
 /** Ids per bus message: PostgreSQL's NOTIFY takes 8,000 bytes, and 100 UUIDs fit well inside. */
 const IDS_PER_MESSAGE = 100;
@@ -70,6 +77,10 @@ export class OrganizationEvents implements OnModuleInit, OnApplicationShutdown {
 
   /** Tells every instance's streams of the organization (after the change committed). */
   announce(organizationId: string, event: OrganizationEvent): void {
+    if (event.type === 'review-setting') {
+      this.bus.publish('event', JSON.stringify({ organizationId, event } satisfies BusEvent));
+      return;
+    }
     const ids = event.type === 'flags' ? event.flagIds : event.ids;
     if (ids.length === 0) return;
     for (let at = 0; at < ids.length; at += IDS_PER_MESSAGE) {

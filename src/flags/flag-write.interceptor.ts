@@ -15,28 +15,43 @@ import { PERMISSION_KEY } from '../auth/auth.decorators';
 import { AuthenticatedRequest } from '../auth/principal';
 import { Permission } from '../auth/permission';
 import type { Response } from 'express';
+import { ReviewGate } from '../review/review-gate';
 import { flagETag } from './flag-version';
 import { FlagWrite, FlagWriter, FlagWriteRun } from './flag-writer';
 
 const AUDITED_FLAG_WRITE = 'flags:audited-write';
 const DEFERRED_FLAG_WRITE = 'flags:deferred-write';
+const REVIEW_EXEMPT = 'flags:review-exempt';
+
+/** Which requests of an audited route the review setting does not guard (they write nothing directly), by their body. */
+export type ReviewExemption = (body: unknown) => boolean;
 
 /**
  * Runs the route's handler through FlagWriter, as the calling API key: inside the transaction FlagWriter opens,
  * the handler (and its pipes) run, and the write it answers runs in that transaction; the response is the
- * write's result, with the flag's ETag when the write answers one flag.
+ * write's result, with the flag's ETag when the write answers one flag. First in that transaction the review
+ * setting is checked (ReviewGate: 403 REVIEW_REQUIRED when the organization requires review and the caller is not
+ * an API key with FLAGS_WRITE_UNREVIEWED), unless the route exempts the request.
  */
 @Injectable()
 export class FlagWriteInterceptor implements NestInterceptor {
-  constructor(private readonly writer: FlagWriter) {}
+  constructor(
+    private readonly writer: FlagWriter,
+    private readonly review: ReviewGate,
+    private readonly reflector: Reflector,
+  ) {}
 
   intercept(context: ExecutionContext, next: CallHandler<FlagWriteRun<unknown>>): Observable<unknown> {
-    const principal = context.switchToHttp().getRequest<AuthenticatedRequest>().principal;
+    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    const principal = request.principal;
     if (!principal) throw new Error('An audited flag write must authenticate an API key');
     const actor: AuditActor = { actorType: principal.type, actorId: principal.id };
+    const exempt = this.reflector.get<ReviewExemption | undefined>(REVIEW_EXEMPT, context.getHandler());
+    const guarded = !exempt?.(request.body);
     let outcome: FlagWrite<unknown> | undefined;
     const written = this.writer
       .write(actor, async (tx) => {
+        if (guarded) await this.review.admit(tx, principal.organizationId, principal);
         const write = await lastValueFrom(next.handle());
         if (typeof write !== 'function') throw new Error('An audited flag write must answer the write to run (a FlagWriteRun)');
         outcome = await write(tx);
@@ -55,10 +70,16 @@ type FlagWriteHandler = (...args: never[]) => FlagWriteRun<unknown>;
 /**
  * The route changes flags: its handler answers the service's write as a function of the transaction to run it
  * in (`(tx) => this.flags.update(tx, …)`; the compiler refuses any other handler), and the response body is
- * that write's result, committed together with its audit entry.
+ * that write's result, committed together with its audit entry. With the organization's review required it is
+ * refused (403 REVIEW_REQUIRED) except for requests `reviewExempt` accepts (an import's dry run, or one that
+ * makes a change request; an approved change request's apply).
  */
-export function AuditedFlagWrite() {
-  const decorate = applyDecorators(SetMetadata(AUDITED_FLAG_WRITE, true), UseInterceptors(FlagWriteInterceptor));
+export function AuditedFlagWrite(options: { reviewExempt?: ReviewExemption } = {}) {
+  const decorate = applyDecorators(
+    SetMetadata(AUDITED_FLAG_WRITE, true),
+    ...(options.reviewExempt ? [SetMetadata(REVIEW_EXEMPT, options.reviewExempt)] : []),
+    UseInterceptors(FlagWriteInterceptor),
+  );
   return <H extends FlagWriteHandler>(target: object, key: string | symbol, descriptor: TypedPropertyDescriptor<H>) => {
     decorate(target, key, descriptor);
   };

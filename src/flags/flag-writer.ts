@@ -4,7 +4,7 @@ import { AuditRepository } from '../audit/audit.repository';
 import { InvalidationBus } from '../invalidation/invalidation-bus';
 import { Transaction } from '../database/sql';
 import { Transactions } from '../database/transactions';
-import { OrganizationEvents } from '../events/organization-events';
+import { OrganizationEvent, OrganizationEvents } from '../events/organization-events';
 import { FlagChange, FlagChangeContext } from './flag.model';
 import { FlagsRepository } from './flags.repository';
 
@@ -20,6 +20,8 @@ export class FlagWrite<T> {
     changes: FlagChange | readonly FlagChange[] | null,
     /** The row version of the one flag the result shows, after the write: its answer's ETag (none for a deletion or an import). */
     readonly version?: number,
+    /** Other events of the consoles' stream the write's transaction made true (a change request made of an import), told after the commit. */
+    readonly events: readonly { organizationId: string; event: OrganizationEvent }[] = [],
   ) {
     this.changes = changes === null ? [] : Array.isArray(changes) ? changes : [changes as FlagChange];
   }
@@ -30,6 +32,7 @@ export class FlagWrite<T> {
       this.result,
       this.changes.map((change) => ({ ...change, context })),
       this.version,
+      this.events,
     );
   }
 
@@ -83,6 +86,7 @@ export class FlagWriter {
    * for the whole write, so an import of 50 flags costs each instance one payload rebuild.
    */
   announce(write: FlagWrite<unknown>): void {
+    for (const { organizationId, event } of write.events) this.events.announce(organizationId, event);
     const organizationId = write.changedOrganization;
     if (organizationId === null) return;
     this.bus.publish('flags', organizationId);

@@ -116,9 +116,14 @@ export interface FlagChange {
 
 /**
  * An audit entry's `context` (decisions.md, "Audit entries say why"): the entry a restore went back to, the schedule
- * that applied a change, or an import.
+ * that applied a change, an import, or the change request applied.
  */
-export type FlagChangeContext = { restoredFrom: string } | { scheduleId: string } | { import: true };
+export type FlagChangeContext =
+  | { restoredFrom: string }
+  | { scheduleId: string }
+  | { import: true }
+  /** A change request's apply; an admin's apply without its approvals also gives the reason. */
+  | { changeRequestId: string; override?: { reason: string } };
 
 /** The labelled change from `before` to `after`, or null when the edit changes nothing. */
 export function flagChange(

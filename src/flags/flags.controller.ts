@@ -61,7 +61,7 @@ export class FlagsController {
   constructor(private readonly flags: FlagsService) {}
 
   @Post()
-  @RequirePermission(Permission.FLAGS_WRITE)
+  @RequirePermission(Permission.FLAGS_WRITE, { reviewGuarded: true })
   @AuditedFlagWrite()
   @ApiOperation({
     summary: 'Create a flag; it is published to servers at once',
@@ -135,7 +135,7 @@ export class FlagsController {
   }
 
   @Patch(':flagId')
-  @RequirePermission(Permission.FLAGS_WRITE, { forbidden: 'The key lacks FLAGS_WRITE, or the flag is locked' })
+  @RequirePermission(Permission.FLAGS_WRITE, { forbidden: 'The key lacks FLAGS_WRITE, or the flag is locked', reviewGuarded: true })
   @AuditedFlagWrite()
   @ApiOperation({
     summary: 'Change a flag: send only what changes; the key is immutable',
@@ -177,7 +177,7 @@ export class FlagsController {
 
   @Post(':flagId/restore')
   @HttpCode(HttpStatus.OK)
-  @RequirePermission(Permission.FLAGS_WRITE, { forbidden: 'The key lacks FLAGS_WRITE, or the flag is locked' })
+  @RequirePermission(Permission.FLAGS_WRITE, { forbidden: 'The key lacks FLAGS_WRITE, or the flag is locked', reviewGuarded: true })
   @AuditedFlagWrite()
   @ApiOperation({
     summary: "Restore a flag to an audit entry's `after` state (name, description, type, value, runtime, archived, rules)",
@@ -230,7 +230,7 @@ export class FlagsController {
 
   @Delete(':flagId')
   @HttpCode(HttpStatus.NO_CONTENT)
-  @RequirePermission(Permission.FLAGS_WRITE)
+  @RequirePermission(Permission.FLAGS_WRITE, { reviewGuarded: true })
   @AuditedFlagWrite()
   @ApiOperation({
     summary: 'Delete a flag permanently (allowed even when locked); its audit history stays',

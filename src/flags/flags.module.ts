@@ -3,6 +3,7 @@ import { DiscoveryModule } from '@nestjs/core';
 import { AuditModule } from '../audit/audit.module';
 import { OrganizationsModule } from '../organizations/organizations.module';
 import { QuotaModule } from '../quota/quota.module';
+import { ReviewSettingsModule } from '../review/review-settings.module';
 import { AuditController } from './flag-audit.controller';
 import { FlagTransferController } from './flag-transfer.controller';
 import { FlagTransferService } from './flag-transfer.service';
@@ -17,7 +18,7 @@ import { FlagSchedulesRepository } from './schedules/flag-schedules.repository';
 import { FlagSchedulesService } from './schedules/flag-schedules.service';
 
 @Module({
-  imports: [DiscoveryModule, OrganizationsModule, QuotaModule, AuditModule],
+  imports: [DiscoveryModule, OrganizationsModule, QuotaModule, AuditModule, ReviewSettingsModule],
   // /flags/audit and /flags/export are registered before /flags/:flagId, so the literal routes win.
   controllers: [AuditController, FlagTransferController, FlagsController, FlagSchedulesController],
   providers: [
@@ -31,6 +32,6 @@ import { FlagSchedulesService } from './schedules/flag-schedules.service';
     FlagSchedulesService,
     FlagScheduler,
   ],
-  exports: [FlagsRepository, FlagsService, FlagWriter],
+  exports: [FlagsRepository, FlagsService, FlagWriter, FlagSchedulesRepository, FlagTransferService],
 })
 export class FlagsModule {}

@@ -8,8 +8,8 @@ const JSON_BODY_LIMIT_BYTES = 256 * 1024;
 /** A route that takes larger JSON bodies than JSON_BODY_LIMIT (a flag import: 50 flags with 4 KB values and rules). */
 export interface LargeJsonRoute {
   method: string;
-  /** The path as the router sees it, without the query. */
-  path: string;
+  /** The path as the router sees it, without the query; or a pattern of paths (one with an id: PATCH /v1/change-requests/{id}). */
+  path: string | RegExp;
   limitBytes: number;
 }
 
@@ -25,7 +25,7 @@ export class JsonBodyLimits {
     readonly isRawBodyPath: (path: string) => boolean,
     largeRoutes: readonly LargeJsonRoute[] = [],
   ) {
-    this.largeRoutes = largeRoutes.map((route) => ({ ...route, path: route.path.toLowerCase() }));
+    this.largeRoutes = largeRoutes.map((route) => ({ ...route, path: typeof route.path === 'string' ? route.path.toLowerCase() : route.path }));
   }
 
   /** The limits in use, JSON_BODY_LIMIT's first. */
@@ -39,7 +39,8 @@ export class JsonBodyLimits {
     const path = pathOf(request.url);
     if (BODYLESS_METHODS.has(method) || this.isRawBodyPath(path)) return null;
     const lower = path.toLowerCase();
-    return this.largeRoutes.find((route) => route.method === method && route.path === lower)?.limitBytes ?? JSON_BODY_LIMIT_BYTES;
+    const matches = (path: string | RegExp) => (typeof path === 'string' ? path === lower : path.test(lower));
+    return this.largeRoutes.find((route) => route.method === method && matches(route.path))?.limitBytes ?? JSON_BODY_LIMIT_BYTES;
   }
 }
 

@@ -198,7 +198,7 @@ describe('booting on DATABASE_URL', () => {
     await result?.close();
     expect(lines.filter((line) => line.startsWith('warn'))).toEqual([
       expect.stringContaining(
-        `The service connects to PostgreSQL as "${TEST_OWNER_ROLE}", which owns the tables (api_keys, config_stream_slots, config_versions, email_tokens, ...)`,
+        `The service connects to PostgreSQL as "${TEST_OWNER_ROLE}", which owns the tables (api_keys, change_request_changes, change_request_events, change_request_reviews, ...)`,
       ),
     ]);
   });

@@ -203,7 +203,13 @@ describe("a flag's version: ETag, If-Match and 412", () => {
     const entry = doc.components.schemas.FeatureFlagAuditEntryDto;
     expect(entry.required).not.toContain('context');
     expect(entry.properties.context.allOf).toEqual([{ $ref: '#/components/schemas/FlagAuditContextDto' }]);
-    expect(Object.keys(doc.components.schemas.FlagAuditContextDto.properties).sort()).toEqual(['import', 'restoredFrom', 'scheduleId']);
+    expect(Object.keys(doc.components.schemas.FlagAuditContextDto.properties).sort()).toEqual([
+      'changeRequestId',
+      'import',
+      'override',
+      'restoredFrom',
+      'scheduleId',
+    ]);
   });
 
   it("keeps a json value's content, not its key order: served equal as JSON, its object keys sorted", async () => {

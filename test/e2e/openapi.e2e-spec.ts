@@ -69,6 +69,9 @@ const ORGANIZATION_PEOPLE_OPERATIONS: [string, string, string[]][] = [
   // Organizations made by their people: renamed and deleted by their admins.
   ['patch', '/v1/organization', ['200', '401', '403', '429', ...BODY]],
   ['delete', '/v1/organization', ['204', '401', '403', '409', '429', ...BODY]],
+  ['get', '/v1/organization/review', ['200', '400', '401', '403', '429', ...ANY]],
+  ['put', '/v1/organization/review', ['200', '401', '403', '429', ...BODY]],
+  ['get', '/v1/organization/review/history', ['200', '400', '401', '403', '429', ...ANY]],
 ];
 
 // The signed-in user's own routes: the session alone (no organization); sign-in and joining take no credential.

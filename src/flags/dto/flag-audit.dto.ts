@@ -82,6 +82,10 @@ export class FlagSnapshotDto {
 }
 
 /** Why a change was made (decisions.md, "Audit entries say why"): one of these, for the changes that have a reason to give. */
+export class FlagAuditOverrideDto {
+  @ApiProperty({ minLength: 1, maxLength: 500 }) reason: string;
+}
+
 export class FlagAuditContextDto {
   @ApiProperty({ required: false, format: 'uuid', description: 'A restore: the audit entry whose `after` state the flag went back to' })
   restoredFrom?: string;
@@ -89,6 +93,14 @@ export class FlagAuditContextDto {
   scheduleId?: string;
   @ApiProperty({ required: false, enum: [true], description: 'A change made by an import (POST /v1/flags/import)' })
   import?: true;
+  @ApiProperty({ required: false, format: 'uuid', description: 'A change made by applying a change request: the request' })
+  changeRequestId?: string;
+  @ApiProperty({
+    required: false,
+    type: FlagAuditOverrideDto,
+    description: "A change request applied by an admin without its approvals: the admin's reason",
+  })
+  override?: FlagAuditOverrideDto;
 }
 
 /**

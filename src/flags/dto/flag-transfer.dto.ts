@@ -92,6 +92,28 @@ export class ImportFlagsDto {
   @IsOptional()
   @IsBoolean()
   dryRun?: boolean;
+
+  @ApiPropertyOptional({
+    default: false,
+    description:
+      'true: nothing changes now; a change request of the import is made instead (201: the request, its dry-run report attached), to be ' +
+      'reviewed and applied as any other (POST /v1/change-requests/{id}/apply)',
+  })
+  @IsOptional()
+  @IsBoolean()
+  requestReview?: boolean;
+
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200, description: "With requestReview: the request's title (by default one naming the import)" })
+  @IsOptional()
+  @IsString()
+  @CharLength(1, 200)
+  title?: string;
+
+  @ApiPropertyOptional({ maxLength: 2000, description: "With requestReview: the request's description" })
+  @IsOptional()
+  @IsString()
+  @CharLength(0, 2000)
+  description?: string;
 }
 
 export class FlagStateDto implements FlagSnapshot {

@@ -156,3 +156,33 @@ export const IMPORT_REFUSED_EXAMPLE = {
     },
   ],
 };
+
+/** POST /v1/flags/import with requestReview: the change request made of the import (ChangeRequestDto, by name: it sits above flags). */
+export const IMPORT_REVIEW_EXAMPLE = {
+  id: '5f1e2d3c-4b5a-4697-8877-665544332211',
+  title: 'Import of 1 flag',
+  description: null,
+  state: 'open',
+  author: { type: 'session', id: '0b3c5a8e-2f1d-4c6b-9e7a-1d2c3b4a5f60', name: 'Ada Producer' },
+  changes: [
+    {
+      key: 'xp-multiplier',
+      flagId: null,
+      before: null,
+      after: { name: 'XP multiplier', description: null, type: 'number', value: 2, runtime: 'shared', archived: false },
+      version: null,
+    },
+  ],
+  reviews: [],
+  approvalsNeeded: 1,
+  applyAt: null,
+  createdAt: '2026-12-04T15:55:00.000Z',
+  updatedAt: '2026-12-04T15:55:00.000Z',
+  appliedAt: null,
+  override: null,
+  failureReason: null,
+  importReport: { created: ['xp-multiplier'], updated: [], unchanged: [], refused: [] },
+  timeline: [
+    { kind: 'opened', actor: { type: 'session', id: '0b3c5a8e-2f1d-4c6b-9e7a-1d2c3b4a5f60', name: 'Ada Producer' }, at: '2026-12-04T15:55:00.000Z' },
+  ],
+};

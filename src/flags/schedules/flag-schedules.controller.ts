@@ -27,7 +27,7 @@ export class FlagSchedulesController {
   constructor(private readonly schedules: FlagSchedulesService) {}
 
   @Post()
-  @RequirePermission(Permission.FLAGS_WRITE)
+  @RequirePermission(Permission.FLAGS_WRITE, { reviewGuarded: true })
   @DeferredFlagWrite()
   @ApiOperation({
     summary: 'Schedule a change: at `at` it is applied as PATCH would apply it, audited as `system`',
@@ -53,7 +53,7 @@ export class FlagSchedulesController {
     @UuidParam('flagId') flagId: string,
     @Body() dto: CreateFlagScheduleDto,
   ): Promise<FlagScheduleDto> {
-    return this.schedules.create(principal.organizationId, flagId, dto);
+    return this.schedules.create(principal.organizationId, flagId, dto, principal);
   }
 
   @Get()

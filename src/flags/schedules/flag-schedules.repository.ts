@@ -110,4 +110,14 @@ export class FlagSchedulesRepository {
       [organizationId, flagId, reason],
     );
   }
+
+  /** Every pending schedule of the organization fails with `reason` (review turned on: they would apply unreviewed). */
+  async failPendingOfOrganization(db: Db, organizationId: string, reason: string, now: Date): Promise<number> {
+    const rows = await db.rows<{ id: string }>(
+      `UPDATE flag_schedules SET state = 'failed', reason = $2, settled_at = $3
+       WHERE organization_id = $1 AND state = 'pending' RETURNING id`,
+      [organizationId, reason, now],
+    );
+    return rows.length;
+  }
 }

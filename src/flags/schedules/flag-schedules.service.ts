@@ -1,6 +1,8 @@
 import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 import { CLOCK, Clock } from '../../common/clock';
 import { DomainError } from '../../common/domain-error';
+import { Principal } from '../../auth/principal';
+import { ReviewGate } from '../../review/review-gate';
 import { pageWindow, totalPages } from '../../common/dto/pagination';
 import { Sql } from '../../database/sql';
 import { Transactions } from '../../database/transactions';
@@ -22,10 +24,12 @@ export class FlagSchedulesService {
     private readonly schedules: FlagSchedulesRepository,
     private readonly flags: FlagsRepository,
     private readonly scheduler: FlagScheduler,
+    private readonly review: ReviewGate,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
-  async create(organizationId: string, flagId: string, dto: CreateFlagScheduleDto): Promise<FlagScheduleDto> {
+  /** `principal`: who asks, for the review setting (a new schedule is a direct write; none named is held to it). */
+  async create(organizationId: string, flagId: string, dto: CreateFlagScheduleDto, principal?: Principal): Promise<FlagScheduleDto> {
     const at = new Date(dto.at);
     const now = this.clock.now();
     if (at.getTime() <= now) throw invalid(`at must be in the future (it is ${new Date(now).toISOString()} now)`);
@@ -36,6 +40,8 @@ export class FlagSchedulesService {
 
     // Counted and inserted under the flag's row lock: creates racing for the last places cannot all pass the count.
     const schedule = await this.transactions.run(async (tx) => {
+      // First, under the organization's lock: a schedule made with review off and review turned on cannot cross.
+      await this.review.admit(tx, organizationId, principal);
       const flag = await this.flags.findForUpdate(tx, organizationId, flagId);
       if (!flag) throw FlagsErrors.notFound(flagId);
       // Checked again when it applies: the flag's type or rules may change meanwhile.

@@ -11,6 +11,7 @@ import {
   Max,
   MaxLength,
   Min,
+  ValidateBy,
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
@@ -21,7 +22,7 @@ import { PageQueryDto, pageFields } from '../../common/dto/pagination';
 import { CharLength } from '../../common/validation';
 import { ApiKey } from '../../auth/api-key';
 import { ApiKeyRecord, Organization, Subscription, SubscriptionStatus } from '../organization.model';
-import { ALL_PERMISSIONS, Permission } from '../../auth/permission';
+import { ALL_PERMISSIONS, Permission, permissionsError } from '../../auth/permission';
 import { BoundedList } from '../../common/bounded-list';
 import { EMAIL_SPELLING, NormalEmail } from '../../people/email-address';
 
@@ -114,13 +115,22 @@ export class CreateApiKeyDto {
     minItems: 1,
     maxItems: ALL_PERMISSIONS.length,
     uniqueItems: true,
-    description: 'What the key may do, each permission once',
+    description:
+      'What the key may do, each permission once. FLAGS_WRITE_UNREVIEWED (write flags directly while the organization requires ' +
+      'review) is only valid beside FLAGS_WRITE.',
     example: [Permission.FLAGS_READ],
   })
   @IsArray()
   @ArrayMinSize(1)
   @BoundedList(ALL_PERMISSIONS.length, { unique: true })
   @IsEnum(Permission, { each: true, message: `permissions must each be one of ${Object.values(Permission).join(', ')}` })
+  @ValidateBy({
+    name: 'consistentPermissions',
+    validator: {
+      validate: (value: unknown) => !Array.isArray(value) || permissionsError(value as Permission[]) === null,
+      defaultMessage: (args) => permissionsError((args?.value ?? []) as Permission[]) ?? 'permissions are inconsistent',
+    },
+  })
   permissions: Permission[];
 }
 

@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { FlagsModule } from '../flags/flags.module';
+import { OrganizationsModule } from '../organizations/organizations.module';
+import { ReviewSettingsModule } from '../review/review-settings.module';
+import { ChangeRequestScheduler } from './change-request-scheduler';
+import { ChangeRequestsController } from './change-requests.controller';
+import { ChangeRequestsRepository } from './change-requests.repository';
+import { ChangeRequestsService } from './change-requests.service';
+
+/** Change requests (issue 34): above flags, whose one audited write path applies them. */
+@Module({
+  imports: [FlagsModule, OrganizationsModule, ReviewSettingsModule],
+  controllers: [ChangeRequestsController],
+  providers: [ChangeRequestsRepository, ChangeRequestsService, ChangeRequestScheduler],
+})
+export class ChangeRequestsModule {}

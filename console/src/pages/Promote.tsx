@@ -63,7 +63,8 @@ export function Promote() {
     setProblem(null);
     const body = { flags: sourceFlags.filter((flag) => selected.has(flag.key)), dryRun } as never;
     const { data, error, response } = await api.POST('/v1/flags/import', { body, ...inOrganization(targetId) });
-    if (response.ok && data) {
+    // Without requestReview the import answers its report (200); a change request (201) is what requestReview asks for.
+    if (response.ok && data && 'created' in data) {
       setReport({ report: data, dryRun });
       if (!dryRun) await load().then(() => setReport({ report: data, dryRun }));
     } else if (response.status === 409 && error && typeof error === 'object' && 'refused' in error) {

@@ -1,15 +1,7 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { Client } from 'pg';
-import { withClient } from '../../src/database/database-roles';
-import { databaseUrlFor } from '../support/database-url';
-import { MigrationClass, migratedDatabase, migrationClasses } from '../support/migrations';
-import { TEST_OWNER_ROLE } from '../support/test-database';
+import { randomUUID } from 'node:crypto';
+import { migrationUnderTest } from '../support/migrations';
 
 const THIS_MIGRATION = 1796900000000;
-
-async function migrate(url: string, migrations: MigrationClass[]): Promise<void> {
-  await (await migratedDatabase(url, migrations)).destroy();
-}
 
 /**
  * ChangeRequests (decisions.md, "Change requests (turn 5)") on a database that already holds organizations and
@@ -17,31 +9,18 @@ async function migrate(url: string, migrations: MigrationClass[]): Promise<void>
  * states) and go with their organization.
  */
 describe('the change requests migration', () => {
-  const name = `flagstore_migration_${randomBytes(6).toString('hex')}`;
-  const adminUrl = () => process.env.TEST_PG_ADMIN_URL!;
-  const ownerUrl = () => databaseUrlFor(process.env.TEST_PG_OWNER_URL!, name);
-
-  beforeAll(async () => {
-    await withClient(adminUrl(), (client) => client.query(`CREATE DATABASE "${name}" OWNER "${TEST_OWNER_ROLE}"`));
-  });
-  afterAll(async () => {
-    await withClient(adminUrl(), (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
-  });
+  const scratch = migrationUnderTest(THIS_MIGRATION);
 
   it('leaves existing flags untouched and holds requests, changes, reviews and the timeline to the rules', async () => {
-    await migrate(
-      ownerUrl(),
-      migrationClasses((timestamp) => timestamp < THIS_MIGRATION),
-    );
-    const db = new Client({ connectionString: ownerUrl() });
-    await db.connect();
+    await scratch.migrateBefore();
+    const db = await scratch.connect();
     try {
       const [{ id: organizationId }] = (await db.query(`INSERT INTO organizations (name, storage_allocation) VALUES ('Acme', 1000) RETURNING id`))
         .rows;
       await db.query(`INSERT INTO flags (organization_id, key, name, type, value) VALUES ($1, 'motd', 'Motd', 'string', '"Hi"')`, [organizationId]);
       const flagsBefore = (await db.query('SELECT * FROM flags ORDER BY id')).rows;
 
-      await migrate(ownerUrl(), migrationClasses());
+      await scratch.migrateAll();
 
       expect((await db.query('SELECT * FROM flags ORDER BY id')).rows).toEqual(flagsBefore);
       const authorId = randomUUID();

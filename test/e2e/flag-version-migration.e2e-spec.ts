@@ -1,39 +1,17 @@
-import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
-import { withClient } from '../../src/database/database-roles';
-import { databaseUrlFor } from '../support/database-url';
-import { MigrationClass, migratedDatabase, migrationClasses } from '../support/migrations';
-import { TEST_OWNER_ROLE } from '../support/test-database';
+import { migrationUnderTest } from '../support/migrations';
 
 const THIS_MIGRATION = 1796400000000;
-
-async function migrate(url: string, migrations: MigrationClass[]): Promise<void> {
-  await (await migratedDatabase(url, migrations)).destroy();
-}
 
 /**
  * FlagVersionAndAuditContext (decisions.md, "A flag's version", "Audit entries say why") on a database that already
  * holds flags and audit entries: each flag starts at version 1, each entry has no context, and the rows are untouched.
  */
 describe('the flag version and audit context migration', () => {
-  const name = `flagstore_migration_${randomBytes(6).toString('hex')}`;
-  const adminUrl = () => process.env.TEST_PG_ADMIN_URL!;
-  const ownerUrl = () => databaseUrlFor(process.env.TEST_PG_OWNER_URL!, name);
-
-  beforeAll(async () => {
-    await withClient(adminUrl(), (client) => client.query(`CREATE DATABASE "${name}" OWNER "${TEST_OWNER_ROLE}"`));
-  });
-  afterAll(async () => {
-    await withClient(adminUrl(), (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
-  });
+  const scratch = migrationUnderTest(THIS_MIGRATION);
 
   it('gives existing flags version 1 and existing entries no context, then counts writes from there', async () => {
-    await migrate(
-      ownerUrl(),
-      migrationClasses((timestamp) => timestamp < THIS_MIGRATION),
-    );
-    const db = new Client({ connectionString: ownerUrl() });
-    await db.connect();
+    await scratch.migrateBefore();
+    const db = await scratch.connect();
     try {
       const [{ id: organizationId }] = (await db.query(`INSERT INTO organizations (name, storage_allocation) VALUES ('Acme', 0) RETURNING id`)).rows;
       const [{ id: flagId, updated_at: updatedAt }] = (
@@ -48,7 +26,7 @@ describe('the flag version and audit context migration', () => {
         [organizationId, flagId],
       );
 
-      await migrate(ownerUrl(), migrationClasses());
+      await scratch.migrateAll();
 
       const flag = (await db.query('SELECT key, value, version, updated_at FROM flags WHERE id = $1', [flagId])).rows[0];
       expect(flag).toEqual({ key: 'motd', value: 'Hi', version: 1, updated_at: updatedAt });

@@ -1,15 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
-import { withClient } from '../../src/database/database-roles';
-import { databaseUrlFor } from '../support/database-url';
-import { MigrationClass, migratedDatabase, migrationClasses } from '../support/migrations';
-import { TEST_OWNER_ROLE } from '../support/test-database';
+import { migrationUnderTest } from '../support/migrations';
 
 const THIS_MIGRATION = 1796600000000;
-
-async function migrate(url: string, migrations: MigrationClass[]): Promise<void> {
-  await (await migratedDatabase(url, migrations)).destroy();
-}
 
 /**
  * OrganizationCreators (decisions.md, "Organizations made by their people") on a database that already holds
@@ -17,24 +8,11 @@ async function migrate(url: string, migrations: MigrationClass[]): Promise<void>
  * ORGANIZATIONS_PER_USER), the rows are untouched, and a creator must be a user.
  */
 describe('the organization creators migration', () => {
-  const name = `flagstore_migration_${randomBytes(6).toString('hex')}`;
-  const adminUrl = () => process.env.TEST_PG_ADMIN_URL!;
-  const ownerUrl = () => databaseUrlFor(process.env.TEST_PG_OWNER_URL!, name);
-
-  beforeAll(async () => {
-    await withClient(adminUrl(), (client) => client.query(`CREATE DATABASE "${name}" OWNER "${TEST_OWNER_ROLE}"`));
-  });
-  afterAll(async () => {
-    await withClient(adminUrl(), (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
-  });
+  const scratch = migrationUnderTest(THIS_MIGRATION);
 
   it('gives existing organizations no creator, keeps their rows, and takes only users as creators', async () => {
-    await migrate(
-      ownerUrl(),
-      migrationClasses((timestamp) => timestamp < THIS_MIGRATION),
-    );
-    const db = new Client({ connectionString: ownerUrl() });
-    await db.connect();
+    await scratch.migrateBefore();
+    const db = await scratch.connect();
     try {
       const [{ id: organizationId, created_at: createdAt }] = (
         await db.query(`INSERT INTO organizations (name, storage_allocation) VALUES ('Acme', 1024) RETURNING id, created_at`)
@@ -42,7 +20,7 @@ describe('the organization creators migration', () => {
       const [{ id: userId }] = (await db.query(`INSERT INTO users (email, name) VALUES ('maya@acme.example', 'Maya') RETURNING id`)).rows;
       await db.query(`INSERT INTO memberships (organization_id, user_id, role) VALUES ($1, $2, 'admin')`, [organizationId, userId]);
 
-      await migrate(ownerUrl(), migrationClasses());
+      await scratch.migrateAll();
 
       const organization = (
         await db.query('SELECT name, storage_allocation, created_at, created_by FROM organizations WHERE id = $1', [organizationId])

@@ -1,39 +1,17 @@
-import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
-import { withClient } from '../../src/database/database-roles';
-import { databaseUrlFor } from '../support/database-url';
-import { MigrationClass, migratedDatabase, migrationClasses } from '../support/migrations';
-import { TEST_OWNER_ROLE } from '../support/test-database';
+import { migrationUnderTest } from '../support/migrations';
 
 const THIS_MIGRATION = 1796500000000;
-
-async function migrate(url: string, migrations: MigrationClass[]): Promise<void> {
-  await (await migratedDatabase(url, migrations)).destroy();
-}
 
 /**
  * OrganizationFlagAllowance (decisions.md, "A studio's own deployment") on a database that already holds organizations:
  * each keeps its level's allowance (NULL) and its other columns, and an allowance outside 1-10,000 cannot be stored.
  */
 describe('the organization flag allowance migration', () => {
-  const name = `flagstore_migration_${randomBytes(6).toString('hex')}`;
-  const adminUrl = () => process.env.TEST_PG_ADMIN_URL!;
-  const ownerUrl = () => databaseUrlFor(process.env.TEST_PG_OWNER_URL!, name);
-
-  beforeAll(async () => {
-    await withClient(adminUrl(), (client) => client.query(`CREATE DATABASE "${name}" OWNER "${TEST_OWNER_ROLE}"`));
-  });
-  afterAll(async () => {
-    await withClient(adminUrl(), (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
-  });
+  const scratch = migrationUnderTest(THIS_MIGRATION);
 
   it("leaves existing organizations at their level's allowance, and holds new ones to 1-10,000", async () => {
-    await migrate(
-      ownerUrl(),
-      migrationClasses((timestamp) => timestamp < THIS_MIGRATION),
-    );
-    const db = new Client({ connectionString: ownerUrl() });
-    await db.connect();
+    await scratch.migrateBefore();
+    const db = await scratch.connect();
     try {
       const [before] = (
         await db.query(
@@ -42,7 +20,7 @@ describe('the organization flag allowance migration', () => {
       ).rows;
       await db.query(`INSERT INTO subscriptions (organization_id, plan, status) VALUES ($1, 'pro', 'active')`, [before.id]);
 
-      await migrate(ownerUrl(), migrationClasses());
+      await scratch.migrateAll();
 
       const [after] = (
         await db.query('SELECT id, name, storage_allocation, created_at, flag_allowance FROM organizations WHERE id = $1', [before.id])

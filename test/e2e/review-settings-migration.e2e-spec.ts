@@ -1,15 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
-import { withClient } from '../../src/database/database-roles';
-import { databaseUrlFor } from '../support/database-url';
-import { MigrationClass, migratedDatabase, migrationClasses } from '../support/migrations';
-import { TEST_OWNER_ROLE } from '../support/test-database';
+import { migrationUnderTest } from '../support/migrations';
 
 const THIS_MIGRATION = 1796800000000;
-
-async function migrate(url: string, migrations: MigrationClass[]): Promise<void> {
-  await (await migratedDatabase(url, migrations)).destroy();
-}
 
 /**
  * ReviewSettings (decisions.md, "Change requests (turn 5)") on a database that already holds an organization: it has
@@ -17,31 +9,18 @@ async function migrate(url: string, migrations: MigrationClass[]): Promise<void>
  * owner, and goes with its organization.
  */
 describe('the review settings migration', () => {
-  const name = `flagstore_migration_${randomBytes(6).toString('hex')}`;
-  const adminUrl = () => process.env.TEST_PG_ADMIN_URL!;
-  const ownerUrl = () => databaseUrlFor(process.env.TEST_PG_OWNER_URL!, name);
-
-  beforeAll(async () => {
-    await withClient(adminUrl(), (client) => client.query(`CREATE DATABASE "${name}" OWNER "${TEST_OWNER_ROLE}"`));
-  });
-  afterAll(async () => {
-    await withClient(adminUrl(), (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
-  });
+  const scratch = migrationUnderTest(THIS_MIGRATION);
 
   it('leaves existing organizations without a setting, keeps the history append-only, and removes both with the organization', async () => {
-    await migrate(
-      ownerUrl(),
-      migrationClasses((timestamp) => timestamp < THIS_MIGRATION),
-    );
-    const db = new Client({ connectionString: ownerUrl() });
-    await db.connect();
+    await scratch.migrateBefore();
+    const db = await scratch.connect();
     try {
       const [{ id: organizationId }] = (await db.query(`INSERT INTO organizations (name, storage_allocation) VALUES ('Acme', 1024) RETURNING id`))
         .rows;
       const [{ id: userId }] = (await db.query(`INSERT INTO users (email, name) VALUES ('maya@acme.example', 'Maya') RETURNING id`)).rows;
       await db.query(`INSERT INTO flags (organization_id, key, name, type, value) VALUES ($1, 'xp', 'XP', 'number', '2')`, [organizationId]);
 
-      await migrate(ownerUrl(), migrationClasses());
+      await scratch.migrateAll();
 
       expect((await db.query('SELECT count(*)::int AS n FROM organization_review_settings')).rows[0].n).toBe(0);
       expect((await db.query('SELECT name FROM organizations WHERE id = $1', [organizationId])).rows).toEqual([{ name: 'Acme' }]);

@@ -1,39 +1,18 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { Client } from 'pg';
-import { withClient } from '../../src/database/database-roles';
-import { databaseUrlFor } from '../support/database-url';
-import { MigrationClass, migratedDatabase, migrationClasses } from '../support/migrations';
-import { TEST_OWNER_ROLE } from '../support/test-database';
+import { randomUUID } from 'node:crypto';
+import { migrationUnderTest } from '../support/migrations';
 
 const THIS_MIGRATION = 1796700000000;
-
-async function migrate(url: string, migrations: MigrationClass[]): Promise<void> {
-  await (await migratedDatabase(url, migrations)).destroy();
-}
 
 /**
  * StorageFileNames (decisions.md, "File names") on a database that already holds files, pending and complete, with
  * and without metadata: each keeps every column as it was and has no name; names written afterwards follow the rule.
  */
 describe('the storage file names migration', () => {
-  const name = `flagstore_migration_${randomBytes(6).toString('hex')}`;
-  const adminUrl = () => process.env.TEST_PG_ADMIN_URL!;
-  const ownerUrl = () => databaseUrlFor(process.env.TEST_PG_OWNER_URL!, name);
-
-  beforeAll(async () => {
-    await withClient(adminUrl(), (client) => client.query(`CREATE DATABASE "${name}" OWNER "${TEST_OWNER_ROLE}"`));
-  });
-  afterAll(async () => {
-    await withClient(adminUrl(), (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
-  });
+  const scratch = migrationUnderTest(THIS_MIGRATION);
 
   it('leaves existing files unnamed and untouched, and holds new names to the rule', async () => {
-    await migrate(
-      ownerUrl(),
-      migrationClasses((timestamp) => timestamp < THIS_MIGRATION),
-    );
-    const db = new Client({ connectionString: ownerUrl() });
-    await db.connect();
+    await scratch.migrateBefore();
+    const db = await scratch.connect();
     try {
       const [{ id: organizationId }] = (await db.query(`INSERT INTO organizations (name, storage_allocation) VALUES ('Acme', 1000) RETURNING id`))
         .rows;
@@ -51,7 +30,7 @@ describe('the storage file names migration', () => {
       );
       const before = (await db.query('SELECT * FROM storage_items ORDER BY id')).rows;
 
-      await migrate(ownerUrl(), migrationClasses());
+      await scratch.migrateAll();
 
       const after = (await db.query('SELECT * FROM storage_items ORDER BY id')).rows;
       expect(after).toEqual(before.map((row) => ({ ...row, file_name: null })));

@@ -1,7 +1,12 @@
+import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { Client } from 'pg';
 import { DataSource, MigrationInterface } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/data-source-options';
+import { withClient } from '../../src/database/database-roles';
+import { databaseUrlFor } from './database-url';
+import { TEST_OWNER_ROLE } from './test-database';
 
 const MIGRATIONS_DIR = join(__dirname, '..', '..', 'migrations');
 
@@ -32,4 +37,38 @@ export async function migratedDatabase(url: string, migrations: MigrationClass[]
     throw error;
   }
   return dataSource;
+}
+
+/**
+ * The database a test of one migration works on: a scratch database owned by the test owner role, made before the
+ * file's tests and dropped after them. The test migrates it through every migration before `migration`
+ * (`migrateBefore`), seeds rows as they stood then, and migrates it through the rest (`migrateAll`).
+ */
+export function migrationUnderTest(migration: number) {
+  const name = `flagstore_migration_${randomBytes(6).toString('hex')}`;
+  const adminUrl = () => process.env.TEST_PG_ADMIN_URL!;
+  const ownerUrl = () => databaseUrlFor(process.env.TEST_PG_OWNER_URL!, name);
+  const migrate = async (migrations: MigrationClass[]) => (await migratedDatabase(ownerUrl(), migrations)).destroy();
+
+  beforeAll(async () => {
+    await withClient(adminUrl(), (client) => client.query(`CREATE DATABASE "${name}" OWNER "${TEST_OWNER_ROLE}"`));
+  });
+  afterAll(async () => {
+    await withClient(adminUrl(), (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+  });
+
+  return {
+    /** The scratch database's URL, as its owner. */
+    ownerUrl,
+    /** Every migration before the one under test. */
+    migrateBefore: () => migrate(migrationClasses((timestamp) => timestamp < migration)),
+    /** Every migration, the one under test included. */
+    migrateAll: () => migrate(migrationClasses()),
+    /** A client connected as the owner; the caller ends it. */
+    connect: async () => {
+      const client = new Client({ connectionString: ownerUrl() });
+      await client.connect();
+      return client;
+    },
+  };
 }

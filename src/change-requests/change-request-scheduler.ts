@@ -1,8 +1,9 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { CLOCK, Clock, ClockTimer } from '../common/clock';
+import { CLOCK, Clock } from '../common/clock';
 import { Sql } from '../database/sql';
 import { Transactions } from '../database/transactions';
 import { FlagWriter } from '../flags/flag-writer';
+import { DueWork } from '../flags/schedules/due-work';
 import { SCHEDULER_TICK_MS } from '../flags/schedules/flag-scheduler';
 import { ChangeFeed } from '../invalidation/change-feed';
 import { ChangeRequestsRepository } from './change-requests.repository';
@@ -28,12 +29,7 @@ export interface ScheduledApplyOutcome {
 @Injectable()
 export class ChangeRequestScheduler implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(ChangeRequestScheduler.name);
-  private timer: ClockTimer | null = null;
-  private running: Promise<ScheduledApplyOutcome[]> | null = null;
-  private failing = false;
-  /** When the earliest approved request falls due (ms, clock time), null for none; a tick costs nothing until then. */
-  private nextDueAt: number | null = null;
-  private madeHere: number | null = null;
+  private readonly work: DueWork<ScheduledApplyOutcome>;
 
   constructor(
     private readonly sql: Sql,
@@ -42,58 +38,43 @@ export class ChangeRequestScheduler implements OnApplicationBootstrap, OnApplica
     private readonly service: ChangeRequestsService,
     private readonly writer: FlagWriter,
     feed: ChangeFeed,
-    @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(CLOCK) clock: Clock,
   ) {
-    feed.register<string | null>({ sql: ChangeRequestsRepository.NEXT_DUE_AT, apply: ([at]) => this.heardNextDue(at) });
+    this.work = new DueWork(
+      {
+        name: 'Scheduled change requests',
+        nextDueSql: ChangeRequestsRepository.NEXT_DUE_AT,
+        applyDue: (now) => this.applyDue(now),
+        readNextDue: () => this.requests.nextDueAt(this.sql),
+      },
+      feed,
+      clock,
+      this.logger,
+    );
     service.whenDue = (at) => this.scheduled(at);
   }
 
   onApplicationBootstrap(): void {
-    this.timer = this.clock.every(SCHEDULER_TICK_MS, () => void this.tick());
+    this.work.start(SCHEDULER_TICK_MS);
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    this.timer?.stop();
-    this.timer = null;
-    await this.running?.catch(() => undefined);
+  onApplicationShutdown(): Promise<void> {
+    return this.work.stop();
   }
 
   /** Applies what is due at the clock's time, then reads when the next one falls due. Concurrent calls share one run. */
   runDue(): Promise<ScheduledApplyOutcome[]> {
-    this.running ??= this.applyDue(new Date(this.clock.now()))
-      .then(async (outcomes) => {
-        this.madeHere = null;
-        const next = await this.requests.nextDueAt(this.sql);
-        this.nextDueAt = next?.getTime() ?? null;
-        return outcomes;
-      })
-      .finally(() => {
-        this.running = null;
-      });
-    return this.running;
+    return this.work.runDue();
   }
 
   /** A request was approved here with this `applyAt`: known without waiting for the next read. */
   scheduled(at: Date): void {
-    this.madeHere = earliest(this.madeHere, at.getTime());
-    this.nextDueAt = earliest(this.nextDueAt, at.getTime());
-  }
-
-  private heardNextDue(at: string | null): void {
-    this.nextDueAt = earliest(at === null ? null : new Date(at).getTime(), this.madeHere);
+    this.work.scheduled(at);
   }
 
   /** What the clock's timer runs: applies what is due, if anything is; never throws. */
-  async tick(): Promise<void> {
-    if (this.nextDueAt === null || this.nextDueAt > this.clock.now()) return;
-    try {
-      await this.runDue();
-      if (this.failing) this.logger.log('Scheduled change requests apply again');
-      this.failing = false;
-    } catch (error) {
-      if (!this.failing) this.logger.warn(`Scheduled change requests wait: ${(error as Error).message}`);
-      this.failing = true;
-    }
+  tick(): Promise<void> {
+    return this.work.tick();
   }
 
   private async applyDue(now: Date): Promise<ScheduledApplyOutcome[]> {
@@ -115,9 +96,4 @@ export class ChangeRequestScheduler implements OnApplicationBootstrap, OnApplica
     }
     return outcomes;
   }
-}
-
-function earliest(a: number | null, b: number | null): number | null {
-  if (a === null) return b;
-  return b === null || a <= b ? a : b;
 }

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AuditActor } from '../../audit/audit-entry';
-import { CLOCK, Clock, ClockTimer } from '../../common/clock';
+import { CLOCK, Clock } from '../../common/clock';
 import { DomainError } from '../../common/domain-error';
 import { Sql } from '../../database/sql';
 import { Transactions } from '../../database/transactions';
@@ -9,6 +9,7 @@ import { FlagWriter } from '../flag-writer';
 import { FlagsService } from '../flags.service';
 import { FlagSchedule } from './flag-schedule';
 import { FlagSchedulesRepository } from './flag-schedules.repository';
+import { DueWork } from './due-work';
 
 /** How often each instance looks for due schedules: a change applies within this (plus its own time) of `at`. */
 export const SCHEDULER_TICK_MS = 250;
@@ -36,17 +37,7 @@ export interface ScheduleOutcome {
 @Injectable()
 export class FlagScheduler implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(FlagScheduler.name);
-  private timer: ClockTimer | null = null;
-  private running: Promise<ScheduleOutcome[]> | null = null;
-  private failing = false;
-  /**
-   * When the earliest pending schedule falls due (ms, clock time), null for none: read by the change feed with
-   * everything else it reads (every ChangeFeed.PERIOD_MS, the first time before the app serves), and after each run.
-   * A tick costs nothing until that time has come.
-   */
-  private nextDueAt: number | null = null;
-  /** The earliest schedule made here since the last run: a feed read that began before it committed did not see it. */
-  private madeHere: number | null = null;
+  private readonly work: DueWork<ScheduleOutcome>;
 
   constructor(
     private readonly sql: Sql,
@@ -55,67 +46,50 @@ export class FlagScheduler implements OnApplicationBootstrap, OnApplicationShutd
     private readonly flags: FlagsService,
     private readonly writer: FlagWriter,
     feed: ChangeFeed,
-    @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(CLOCK) clock: Clock,
   ) {
-    feed.register<string | null>({ sql: FlagSchedulesRepository.NEXT_DUE_AT, apply: ([at]) => this.heardNextDue(at) });
+    this.work = new DueWork(
+      {
+        name: 'Scheduled changes',
+        nextDueSql: FlagSchedulesRepository.NEXT_DUE_AT,
+        applyDue: (now) => this.applyDue(now),
+        readNextDue: () => this.schedules.nextDueAt(this.sql),
+      },
+      feed,
+      clock,
+      this.logger,
+    );
   }
 
   onApplicationBootstrap(): void {
-    this.timer = this.clock.every(SCHEDULER_TICK_MS, () => void this.tick());
+    this.work.start(SCHEDULER_TICK_MS);
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    this.timer?.stop();
-    this.timer = null;
-    await this.running?.catch(() => undefined);
+  onApplicationShutdown(): Promise<void> {
+    return this.work.stop();
   }
 
   /** Applies what is due at the clock's time, then reads when the next one falls due. Concurrent calls share one run. */
   runDue(): Promise<ScheduleOutcome[]> {
-    this.running ??= this.applyDue(new Date(this.clock.now()))
-      .then(async (outcomes) => {
-        this.madeHere = null;
-        const next = await this.schedules.nextDueAt(this.sql);
-        this.nextDueAt = next?.getTime() ?? null;
-        return outcomes;
-      })
-      .finally(() => {
-        this.running = null;
-      });
-    return this.running;
+    return this.work.runDue();
   }
 
   /** A schedule was made here: its time is known without waiting for the next read. */
   scheduled(at: Date): void {
-    this.madeHere = earliest(this.madeHere, at.getTime());
-    this.nextDueAt = earliest(this.nextDueAt, at.getTime());
-  }
-
-  /** What the change feed read: the earliest pending schedule of every instance (ISO time, or null for none). */
-  private heardNextDue(at: string | null): void {
-    this.nextDueAt = earliest(at === null ? null : new Date(at).getTime(), this.madeHere);
+    this.work.scheduled(at);
   }
 
   /**
    * What the clock's timer runs every SCHEDULER_TICK_MS: applies what is due, if anything is. Tests that hold the
    * clock call it after moving the time; it never throws.
    */
-  async tick(): Promise<void> {
-    if (this.nextDueAt === null || this.nextDueAt > this.clock.now()) return;
-    try {
-      await this.runDue();
-      if (this.failing) this.logger.log('Scheduled changes apply again');
-      this.failing = false;
-    } catch (error) {
-      // The database is away: said once, retried each tick while something is due.
-      if (!this.failing) this.logger.warn(`Scheduled changes wait: ${(error as Error).message}`);
-      this.failing = true;
-    }
+  tick(): Promise<void> {
+    return this.work.tick();
   }
 
   private async applyDue(now: Date): Promise<ScheduleOutcome[]> {
     const outcomes: ScheduleOutcome[] = [];
-    while (outcomes.length < MAX_PER_TICK && this.timer !== null) {
+    while (outcomes.length < MAX_PER_TICK && this.work.active) {
       const outcome = await this.applyNext(now);
       if (!outcome) break;
       outcomes.push(outcome);
@@ -148,9 +122,4 @@ export class FlagScheduler implements OnApplicationBootstrap, OnApplicationShutd
     else this.logger.warn({ ...line, reason, msg: 'scheduled change failed' });
     return applied.outcome;
   }
-}
-
-function earliest(a: number | null, b: number | null): number | null {
-  if (a === null) return b;
-  return b === null || a <= b ? a : b;
 }

@@ -5,6 +5,7 @@ import { ConfirmDialog } from '../components/ConfirmDialog';
 import { Field, FormError } from '../components/Field';
 import { Layout } from '../components/Layout';
 import { OrganizationSettings } from '../components/OrganizationSettings';
+import { ReviewSettings } from '../components/ReviewSettings';
 import { useSignedIn } from '../session';
 
 type Member = components['schemas']['MemberDto'];
@@ -59,6 +60,7 @@ export function Organization() {
       <Members members={members} act={act} />
       {session.isAdmin && <Invitations invitations={invitations} act={act} />}
       <ApiKeys keys={keys} act={act} />
+      <ReviewSettings />
       <OrganizationSettings />
     </Layout>
   );

@@ -10,6 +10,8 @@ export class ApiProblem extends Error {
     message: string,
     /** Seconds to wait, from a 429's Retry-After. */
     readonly retryAfterSeconds?: number,
+    /** The whole body of the refusal, for the answers that say more than a message (a 409's `stale` flags). */
+    readonly body?: unknown,
   ) {
     super(message);
   }
@@ -87,7 +89,7 @@ export async function ok<T>(call: Promise<Answer<T>>, options: { signInOn401?: b
   const code = nested?.code ?? (typeof body.error === 'string' ? body.error : `HTTP_${response.status}`);
   const message = nested?.message ?? (Array.isArray(body.message) ? body.message.join('; ') : body.message) ?? response.statusText;
   const retryAfter = Number(response.headers.get('Retry-After'));
-  const problem = new ApiProblem(response.status, code, message, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined);
+  const problem = new ApiProblem(response.status, code, message, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined, error);
   if (response.status === 401 && options.signInOn401 !== false) onSignedOut?.();
   throw problem;
 }

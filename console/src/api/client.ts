@@ -26,6 +26,9 @@ export class ApiProblem extends Error {
   /** The sentence a person reads: a 429 says when to try again; a 412 that somebody else changed the flag first. */
   explain(): string {
     if (this.status === 429) return `Too many requests: try again in ${this.retryAfterSeconds ?? 60} s.`;
+    if (this.code === 'REVIEW_REQUIRED') {
+      return 'Not saved: this organization requires review, so flag changes go through change requests (“Request review”).';
+    }
     if (this.code === 'FLAG_CHANGED') {
       return 'Not saved: someone else changed this flag after you opened it, and saving would have overwritten their change. Show the latest, then make your change again.';
     }

@@ -1,10 +1,12 @@
 import { type FormEvent, useCallback, useEffect, useRef, useState } from 'react';
 import { api, ApiProblem, type FlagWrite, ok, okVersioned, type Versioned, versionOf } from '../api/client';
 import { useOrganizationEvents } from '../api/events';
+import { useReviewSetting } from '../api/review';
 import type { components } from '../../.generated/api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { Field, FormError } from '../components/Field';
 import { History } from '../components/History';
+import { RequestTitleField, requestReview } from '../components/RequestReview';
 import { Layout } from '../components/Layout';
 import { RulesEditor } from '../components/RulesEditor';
 import { Schedules } from '../components/Schedules';
@@ -33,6 +35,9 @@ export function FlagDetail({ id }: { id: string }) {
   const [runtime, setRuntime] = useState<'shared' | 'server'>('shared');
   const [problem, setProblem] = useState<ApiProblem | null>(null);
   const [saved, setSaved] = useState(false);
+  // Under review (the organization's setting), Save makes a change request of this flag instead, titled by the person.
+  const reviewRequired = useReviewSetting().setting?.required === true;
+  const [title, setTitle] = useState('');
   const [confirmDelete, setConfirmDelete] = useState(false);
   // Changed elsewhere while this page held unsaved edits (`changed`), or a save refused for that reason (`refused`).
   const [conflict, setConflict] = useState<'changed' | 'refused' | null>(null);
@@ -143,6 +148,20 @@ export function FlagDetail({ id }: { id: string }) {
       body.value = value.value as never;
     }
     if (runtime !== flag.runtime) body.runtime = runtime;
+    if (reviewRequired) {
+      setProblem(null);
+      const after = {
+        name,
+        description: description || null,
+        type: flag.type,
+        value: value.value as never,
+        runtime,
+        archived: flag.archived,
+        ...(flag.rules && flag.rules.length > 0 ? { rules: flag.rules } : {}),
+      };
+      requestReview(flag.key, after, title).catch((error: ApiProblem) => setProblem(error));
+      return;
+    }
     void change(body);
   };
 
@@ -158,7 +177,7 @@ export function FlagDetail({ id }: { id: string }) {
   };
 
   const fieldError = (field: string) => (problem?.field() === field ? problem.message : undefined);
-  const fields = ['name', 'description', 'value', 'type', 'runtime'];
+  const fields = ['name', 'description', 'value', 'type', 'runtime', ...(reviewRequired ? ['title'] : [])];
   return (
     <Layout title={flag.key}>
       <p className="meta">
@@ -210,6 +229,7 @@ export function FlagDetail({ id }: { id: string }) {
             </select>
           )}
         </Field>
+        {reviewRequired && session.canWrite && <RequestTitleField value={title} onChange={setTitle} error={fieldError('title')} />}
         <FormError message={problem && problem.code !== 'FLAG_CHANGED' && !fields.includes(problem.field() ?? '') ? problem.explain() : null} />
         {saved && (
           <p className="saved" role="status">
@@ -219,7 +239,7 @@ export function FlagDetail({ id }: { id: string }) {
         {session.canWrite && (
           <div className="actions">
             <button type="submit" className="primary" disabled={!editable || value.problem !== null}>
-              Save changes
+              {reviewRequired ? 'Request review' : 'Save changes'}
             </button>
             <button type="button" onClick={() => void change({ archived: !flag.archived })}>
               {flag.archived ? 'Unarchive' : 'Archive'}

@@ -132,6 +132,9 @@ export function History({ flag, write, onShowLatest }: { flag: Flag; write: Flag
     if (context?.restoredFrom) return `restored ${entryNamed(context.restoredFrom)} (${action})`;
     if (context?.scheduleId) return `${action}, as scheduled`;
     if (context?.import) return `${action}, by an import`;
+    if (context?.changeRequestId) {
+      return `${action}, by applying a change request${context.override ? ` without its approvals (reason: ${context.override.reason})` : ''}`;
+    }
     return action;
   };
 

@@ -2,6 +2,7 @@ import type { ReactNode } from 'react';
 import type { components } from '../../.generated/api';
 import { same, shown } from '../lib/diff';
 import { describeRule, type Rule, rulesChange } from '../lib/rules';
+import { Link } from '../router';
 
 type Change = components['schemas']['ChangeRequestChangeDto'];
 type State = components['schemas']['FlagStateDto'];
@@ -33,16 +34,19 @@ export function stateChanges(before: State | null, after: State | null): ReactNo
     if (after && (!before || !same(was, becomes))) {
       lines.push(
         <li key={field}>
-          {label}: {before && <><del>{shown(was)}</del> → </>}
+          {label}:{' '}
+          {before && (
+            <>
+              <del>{shown(was)}</del> →{' '}
+            </>
+          )}
           <ins>{shown(becomes)}</ins>
         </li>,
       );
     }
   }
   if (before && after && before.archived !== after.archived) {
-    lines.push(
-      <li key="archived">{after.archived ? 'Archived: game servers stop receiving it.' : 'Unarchived: game servers receive it again.'}</li>,
-    );
+    lines.push(<li key="archived">{after.archived ? 'Archived: game servers stop receiving it.' : 'Unarchived: game servers receive it again.'}</li>);
   } else if (!before && after?.archived) {
     lines.push(<li key="archived">Created archived: not served.</li>);
   }
@@ -83,7 +87,14 @@ export function ChangeDiff({ change }: { change: Change }) {
   return (
     <article className="change" aria-label={`Flag ${change.key}`}>
       <h3>
-        <code>{change.key}</code> <span className="badge">{what}</span>
+        {change.flagId && after ? (
+          <Link to={`/flags/${change.flagId}`}>
+            <code>{change.key}</code>
+          </Link>
+        ) : (
+          <code>{change.key}</code>
+        )}{' '}
+        <span className="badge">{what}</span>
       </h3>
       {!after ? (
         <p>The flag is deleted: game servers stop receiving it and its key becomes free.</p>

@@ -72,24 +72,24 @@ export function ReviewSettings() {
             <input type="checkbox" checked={required} onChange={(event) => setRequired(event.target.checked)} />
             <span>Require review: flag changes go through change requests</span>
           </label>
-          <Field label="Approvals a change request needs" error={problem?.field() === 'approvals' ? problem.explain() : undefined}>
-            {(props) => (
-              <select {...props} value={approvals} disabled={!required} onChange={(event) => setApprovals(Number(event.target.value))}>
-                {APPROVALS.map((count) => (
-                  <option key={count} value={count}>
-                    {count}
-                  </option>
-                ))}
-              </select>
-            )}
-          </Field>
+          <div className="inline-form">
+            <Field label="Approvals a change request needs" error={problem?.field() === 'approvals' ? problem.explain() : undefined}>
+              {(props) => (
+                <select {...props} value={approvals} disabled={!required} onChange={(event) => setApprovals(Number(event.target.value))}>
+                  {APPROVALS.map((count) => (
+                    <option key={count} value={count}>
+                      {count}
+                    </option>
+                  ))}
+                </select>
+              )}
+            </Field>
+          </div>
           <label className="check">
             <input type="checkbox" checked={selfApproval} disabled={!required} onChange={(event) => setSelfApproval(event.target.checked)} />
             <span>Authors may approve their own requests</span>
           </label>
-          <p className="meta">
-            Turning review on fails the flags’ pending schedules; API keys with FLAGS_WRITE_UNREVIEWED still write directly.
-          </p>
+          <p className="meta">Turning review on fails the flags’ pending schedules; API keys with FLAGS_WRITE_UNREVIEWED still write directly.</p>
           <FormError message={problem && problem.field() !== 'approvals' ? problem.explain() : null} />
           <div className="actions">
             <button type="submit" disabled={busy || !changed}>

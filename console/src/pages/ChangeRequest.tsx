@@ -36,10 +36,10 @@ export function explainRefusal(problem: ApiProblem): { text: string; items: stri
         ? `${flag.key}: deleted since the request was made`
         : flag.requestedVersion === null
           ? `${flag.key}: created since the request was made`
-          : `${flag.key}: changed since (${flag.fields.join(', ') || 'its version'})`,
+          : `${flag.key}: ${flag.fields.length > 0 ? `its ${flag.fields.join(', ')} changed` : 'changed'} since the request was made`,
     );
     return {
-      text: 'Not applied: flags in this request changed after it was made, so applying it would overwrite those changes. Nothing was written. The author can refresh the request to the flags as they are now (its reviews start again).',
+      text: 'Not applied: flags in this request changed after it was made, so applying it would overwrite those changes. Nothing was written. Its author can refresh it to the flags as they are now; it is then reviewed again.',
       items,
     };
   }
@@ -143,11 +143,18 @@ export function ChangeRequest({ id }: { id: string }) {
   const review = (decision: 'approve' | 'decline') => (event?: FormEvent) => {
     event?.preventDefault();
     void act(
-      () => ok(api.POST('/v1/change-requests/{changeRequestId}/reviews', { ...path, body: { decision, ...(comment.trim() ? { comment: comment.trim() } : {}) } })),
+      () =>
+        ok(
+          api.POST('/v1/change-requests/{changeRequestId}/reviews', {
+            ...path,
+            body: { decision, ...(comment.trim() ? { comment: comment.trim() } : {}) },
+          }),
+        ),
       decision === 'approve' ? 'Approved.' : 'Declined.',
     ).then((done) => done && setComment(''));
   };
-  const apply = () => void act(() => ok(api.POST('/v1/change-requests/{changeRequestId}/apply', { ...path, body: {} })), 'Applied: the flags are changed.');
+  const apply = () =>
+    void act(() => ok(api.POST('/v1/change-requests/{changeRequestId}/apply', { ...path, body: {} })), 'Applied: the flags are changed.');
   const withdraw = () => {
     setWithdrawing(false);
     void act(() => ok(api.POST('/v1/change-requests/{changeRequestId}/withdraw', path)), 'Withdrawn.');
@@ -173,13 +180,10 @@ export function ChangeRequest({ id }: { id: string }) {
     }
   };
   const refresh = () =>
-    void act(
-      async () => {
-        const changes = await Promise.all(request.changes.map(refreshed));
-        return ok(api.PATCH('/v1/change-requests/{changeRequestId}', { ...path, body: { changes } }));
-      },
-      'Refreshed to the flags as they are now: the request needs its reviews again.',
-    );
+    void act(async () => {
+      const changes = await Promise.all(request.changes.map(refreshed));
+      return ok(api.PATCH('/v1/change-requests/{changeRequestId}', { ...path, body: { changes } }));
+    }, 'Refreshed to the flags as they are now: the request needs its reviews again.');
 
   const me = session.user.id;
   const isAuthor = request.author.type === 'session' && request.author.id === me;
@@ -195,10 +199,11 @@ export function ChangeRequest({ id }: { id: string }) {
         <Link to="/change-requests">Change requests</Link> · by {actorName(request.author)} · {new Date(request.createdAt).toLocaleString()}
       </p>
       <p>
-        <strong>State:</strong> <span className={`badge state-${request.state}`}>{STATE_TEXT[request.state]}</span>{' '}
+        <strong>State:</strong> <span className={`badge state-${request.state}`}>{STATE_TEXT[request.state]}</span>
         {pending && (
           <span>
-            {approvals} of {request.approvalsNeeded} approval{request.approvalsNeeded === 1 ? '' : 's'}
+            {' '}
+            · {approvals} of {request.approvalsNeeded} approval{request.approvalsNeeded === 1 ? '' : 's'}
           </span>
         )}
         {request.applyAt && pending && <span> · to apply at {new Date(request.applyAt).toLocaleString()} once approved</span>}

@@ -45,8 +45,7 @@ export function ChangeRequests() {
   const [filter, setFilter] = useState<Filter>('open');
   const [page, setPage] = useState(1);
   const read = useCallback(() => {
-    const query =
-      filter === 'awaiting-me' ? { awaitingMe: 'true' as const } : filter === 'all' ? {} : { state: filter };
+    const query = filter === 'awaiting-me' ? { awaitingMe: 'true' as const } : filter === 'all' ? {} : { state: filter };
     return ok(api.GET('/v1/change-requests', { params: { query: { ...query, page, limit: 20 } } }));
   }, [filter, page]);
   const { data, problem, reload } = useLatestRead(read);
@@ -56,7 +55,7 @@ export function ChangeRequests() {
   const results = data?.results ?? [];
   return (
     <Layout title="Change requests">
-      <div className="filters">
+      <div className="inline-form">
         <Field label="Show">
           {(props) => (
             <select

@@ -87,11 +87,11 @@ describe('change requests in the console', () => {
       const editor = await open(sam.email, theme, `/console/flags/${flag.id}`);
       const e = editor.page;
       await e.getByRole('heading', { name: 'xp-multiplier', level: 1 }).waitFor();
-      await e.getByRole('button', { name: 'Request review' }).waitFor();
+      await e.getByRole('button', { name: 'Request review', exact: true }).waitFor();
       expect(await e.getByRole('button', { name: 'Save changes' }).count()).toBe(0);
       await e.getByLabel('Value', { exact: true }).fill('2');
       await e.getByLabel('Change request title').fill('XP weekend: multiplier 2');
-      await e.getByRole('button', { name: 'Request review' }).click();
+      await e.getByRole('button', { name: 'Request review', exact: true }).click();
       await e.getByRole('heading', { name: 'XP weekend: multiplier 2', level: 1 }).waitFor();
       await e.getByRole('status').filter({ hasText: 'Review requested' }).waitFor();
       const changes = e.getByRole('region', { name: /What it changes/ });
@@ -154,12 +154,12 @@ describe('change requests in the console', () => {
     const e = editor.page;
     await e.getByLabel('Value', { exact: true }).fill('6');
     await e.getByLabel('Change request title').fill('Loot rate 6');
-    await e.getByRole('button', { name: 'Request review' }).click();
+    await e.getByRole('button', { name: 'Request review', exact: true }).click();
     await e.getByRole('heading', { name: 'Loot rate 6', level: 1 }).waitFor();
     await e.goto(`${t.config.urls.publicUrl}/console/flags/${other.id}`);
     await e.getByLabel('Value', { exact: true }).fill('halloween');
     await e.getByLabel('Change request title').fill('Halloween banner');
-    await e.getByRole('button', { name: 'Request review' }).click();
+    await e.getByRole('button', { name: 'Request review', exact: true }).click();
     await e.getByRole('heading', { name: 'Halloween banner', level: 1 }).waitFor();
     const halloween = e.url();
 
@@ -203,5 +203,12 @@ describe('change requests in the console', () => {
       .get(`/change-requests/${request}`)
       .expect(200);
     expect(refreshed.body.changes[0].after).toMatchObject({ name: 'Event banner text', value: 'halloween' });
+
+    // Archive, under review, is a request too, titled for the person when they gave no title.
+    await e.goto(`${t.config.urls.publicUrl}/console/flags/${flag.id}`);
+    await e.getByRole('button', { name: 'Request archive' }).click();
+    await e.getByRole('heading', { name: 'Archive loot-rate', level: 1 }).waitFor();
+    await e.getByText('Archived: game servers stop receiving it.').waitFor();
+    expect((await t.db.query('SELECT archived FROM flags WHERE id = $1', [flag.id])).rows[0].archived).toBe(false);
   });
 });

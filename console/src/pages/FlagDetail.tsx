@@ -18,6 +18,20 @@ import { LOCKED_REASON } from './Flags';
 
 type Flag = components['schemas']['FeatureFlagDto'];
 type Update = components['schemas']['UpdateFlagDto'];
+type FlagState = components['schemas']['FlagStateDto'];
+
+/** A flag's whole state, as a change request proposes it. */
+function stateOf(flag: Flag): FlagState {
+  return {
+    name: flag.name,
+    description: flag.description ?? null,
+    type: flag.type,
+    value: flag.value as never,
+    runtime: flag.runtime,
+    archived: flag.archived,
+    ...(flag.rules && flag.rules.length > 0 ? { rules: flag.rules } : {}),
+  };
+}
 
 /**
  * One flag: edit its name, description, value and runtime; archive, unarchive or delete it. Every write sends the
@@ -149,24 +163,22 @@ export function FlagDetail({ id }: { id: string }) {
     }
     if (runtime !== flag.runtime) body.runtime = runtime;
     if (reviewRequired) {
-      setProblem(null);
-      const after = {
-        name,
-        description: description || null,
-        type: flag.type,
-        value: value.value as never,
-        runtime,
-        archived: flag.archived,
-        ...(flag.rules && flag.rules.length > 0 ? { rules: flag.rules } : {}),
-      };
-      requestReview(flag.key, after, title).catch((error: ApiProblem) => setProblem(error));
+      propose({ ...stateOf(flag), name, description: description || null, value: value.value as never, runtime }, title);
       return;
     }
     void change(body);
   };
 
+  /** Under review: a change request of this flag's proposed state (null: deleted), titled by the person or for them. */
+  const propose = (after: FlagState | null, fallbackTitle: string) => {
+    setProblem(null);
+    setSaved(false);
+    requestReview(flag.key, after, title.trim() || fallbackTitle).catch((error: ApiProblem) => setProblem(error));
+  };
+
   const remove = async () => {
     setConfirmDelete(false);
+    if (reviewRequired) return propose(null, `Delete ${flag.key}`);
     try {
       await ok(api.DELETE('/v1/flags/{flagId}', { params: { path: { flagId: flag.id }, header: { 'If-Match': current.etag } } }));
       navigate('/flags');
@@ -241,8 +253,15 @@ export function FlagDetail({ id }: { id: string }) {
             <button type="submit" className="primary" disabled={!editable || value.problem !== null}>
               {reviewRequired ? 'Request review' : 'Save changes'}
             </button>
-            <button type="button" onClick={() => void change({ archived: !flag.archived })}>
-              {flag.archived ? 'Unarchive' : 'Archive'}
+            <button
+              type="button"
+              onClick={() =>
+                reviewRequired
+                  ? propose({ ...stateOf(flag), archived: !flag.archived }, `${flag.archived ? 'Unarchive' : 'Archive'} ${flag.key}`)
+                  : void change({ archived: !flag.archived })
+              }
+            >
+              {reviewRequired ? `Request ${flag.archived ? 'unarchive' : 'archive'}` : flag.archived ? 'Unarchive' : 'Archive'}
             </button>
             <button type="button" className="danger" onClick={() => setConfirmDelete(true)}>
               Delete
@@ -254,7 +273,17 @@ export function FlagDetail({ id }: { id: string }) {
         key={`rules-${flag.id}-${fresh}`}
         flag={flag}
         editable={editable && !flag.archived}
-        save={(rules) => patch({ rules: rules as never })}
+        save={async (rules) => {
+          if (!reviewRequired) return patch({ rules: rules as never });
+          const { rules: _stored, ...rest } = stateOf(flag);
+          await requestReview(
+            flag.key,
+            { ...rest, ...(rules.length > 0 ? { rules: rules as never } : {}) },
+            title.trim() || `Targeting rules of ${flag.key}`,
+          );
+          return flag;
+        }}
+        saveLabel={reviewRequired ? 'Request review of the rules' : 'Save rules'}
         onShowLatest={showLatest}
       />
       <Schedules key={`${flag.id}-${flag.updatedAt}`} flag={flag} canWrite={session.canWrite} />
@@ -262,7 +291,7 @@ export function FlagDetail({ id }: { id: string }) {
       <ConfirmDialog
         open={confirmDelete}
         title={`Delete flag ${flag.key}?`}
-        confirm={`Delete ${flag.key}`}
+        confirm={reviewRequired ? `Request deletion of ${flag.key}` : `Delete ${flag.key}`}
         onConfirm={() => void remove()}
         onCancel={() => setConfirmDelete(false)}
       >

@@ -137,6 +137,22 @@ describe('change requests in the console', () => {
       await history.getByText(`${sam.name}`).first().waitFor();
       await history.getByText('changed the value, by applying a change request').waitFor();
       await editor.screenshot('change-request-history', theme);
+
+      // Under review, restoring an earlier version is proposed too.
+      await history
+        .getByRole('button', { name: /^Restore this version/ })
+        .last()
+        .click();
+      await e.getByRole('dialog').getByRole('button', { name: 'Request review of this restore' }).click();
+      await e.getByRole('heading', { name: /^Restore xp-multiplier to the version of /, level: 1 }).waitFor();
+      expect(
+        await e
+          .getByRole('region', { name: /What it changes/ })
+          .getByRole('listitem')
+          .first()
+          .textContent(),
+      ).toBe('Value: 2 → 1');
+      expect(await flagValue(flag.id)).toBe(2);
     },
   );
 
@@ -203,6 +219,19 @@ describe('change requests in the console', () => {
       .get(`/change-requests/${request}`)
       .expect(200);
     expect(refreshed.body.changes[0].after).toMatchObject({ name: 'Event banner text', value: 'halloween' });
+
+    // A new flag, under review, is proposed: nothing is created until the request is applied.
+    await e.goto(`${t.config.urls.publicUrl}/console/flags/new`);
+    await e.getByLabel('Key').fill('double-drops');
+    await e.getByLabel('Name').fill('Double drops');
+    await e.getByLabel('Change request title').fill('Double drops for the weekend');
+    await e.getByRole('button', { name: 'Request review', exact: true }).click();
+    await e.getByRole('heading', { name: 'Double drops for the weekend', level: 1 }).waitFor();
+    await e
+      .getByRole('region', { name: /What it changes/ })
+      .getByText('created')
+      .waitFor();
+    expect((await t.db.query(`SELECT count(*)::int AS n FROM flags WHERE key = 'double-drops'`)).rows[0].n).toBe(0);
 
     // Archive, under review, is a request too, titled for the person when they gave no title.
     await e.goto(`${t.config.urls.publicUrl}/console/flags/${flag.id}`);

@@ -27,7 +27,7 @@ export class ApiProblem extends Error {
   explain(): string {
     if (this.status === 429) return `Too many requests: try again in ${this.retryAfterSeconds ?? 60} s.`;
     if (this.code === 'REVIEW_REQUIRED') {
-      return 'Not saved: this organization requires review, so flag changes go through change requests (“Request review”).';
+      return 'Not saved: this organization requires review, so flag changes go through change requests (the flag page’s “Request review”).';
     }
     if (this.code === 'FLAG_CHANGED') {
       return 'Not saved: someone else changed this flag after you opened it, and saving would have overwritten their change. Show the latest, then make your change again.';

@@ -286,8 +286,20 @@ export function FlagDetail({ id }: { id: string }) {
         saveLabel={reviewRequired ? 'Request review of the rules' : 'Save rules'}
         onShowLatest={showLatest}
       />
-      <Schedules key={`${flag.id}-${flag.updatedAt}`} flag={flag} canWrite={session.canWrite} />
-      <History flag={flag} write={write} onShowLatest={showLatest} />
+      <Schedules
+        key={`${flag.id}-${flag.updatedAt}`}
+        flag={flag}
+        canWrite={session.canWrite}
+        unavailable={
+          reviewRequired ? 'This organization requires review: changes are not scheduled here but made through change requests.' : undefined
+        }
+      />
+      <History
+        flag={flag}
+        write={write}
+        onShowLatest={showLatest}
+        propose={reviewRequired ? (after, fallback) => propose(after, fallback) : undefined}
+      />
       <ConfirmDialog
         open={confirmDelete}
         title={`Delete flag ${flag.key}?`}

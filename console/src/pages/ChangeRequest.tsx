@@ -8,7 +8,7 @@ import { ChangeDiff } from '../components/ChangeDiff';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { Field } from '../components/Field';
 import { Layout } from '../components/Layout';
-import { same } from '../lib/diff';
+import { reproposed } from '../lib/refresh';
 import { Link } from '../router';
 import { useSignedIn } from '../session';
 import { actorName, STATE_TEXT } from './ChangeRequests';
@@ -69,26 +69,16 @@ function Problem({ problem }: { problem: ApiProblem | null }) {
   );
 }
 
-const STATE_FIELDS = ['name', 'description', 'type', 'value', 'runtime', 'archived', 'rules'] as const;
-
-/**
- * A change proposed again over its flag as it is now: the fields the request changes (its `after` differs from its
- * `before`) keep the proposal, every other field takes the flag's current state, so a refresh never undoes a change
- * somebody made meanwhile. A create or a delete stays as it is.
- */
+/** A change proposed again over its flag as it is now (see `reproposed`); a create or a delete stays as it is. */
 async function refreshed(change: Request['changes'][number]) {
   if (!change.flagId || !change.before || !change.after) return { key: change.key, after: change.after ?? null };
   const now = await ok(api.GET('/v1/flags/{flagId}', { params: { path: { flagId: change.flagId } } }));
-  const before = change.before as Record<string, unknown>;
-  const after = change.after as Record<string, unknown>;
-  const current = now as unknown as Record<string, unknown>;
-  const merged: Record<string, unknown> = {};
-  for (const field of STATE_FIELDS) {
-    const proposed = !same(before[field] ?? null, after[field] ?? null);
-    const value = proposed ? after[field] : current[field];
-    if (value !== undefined && !(field === 'rules' && Array.isArray(value) && value.length === 0 && after.rules === undefined)) merged[field] = value;
-  }
-  return { key: change.key, after: merged as never };
+  const after = reproposed(
+    change.before as Record<string, unknown>,
+    change.after as Record<string, unknown>,
+    now as unknown as Record<string, unknown>,
+  );
+  return { key: change.key, after: after as never };
 }
 
 /** One change request: what it changes (flag by flag), its reviews and timeline, and what this person may do with it. */

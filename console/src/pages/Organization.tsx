@@ -16,7 +16,7 @@ type Role = Member['role'];
 type Permission = ApiKey['permissions'][number];
 
 const ROLES: Role[] = ['viewer', 'editor', 'admin'];
-const PERMISSIONS: Permission[] = ['FLAGS_READ', 'FLAGS_WRITE', 'STORAGE_READ', 'STORAGE_WRITE'];
+const PERMISSIONS: Permission[] = ['FLAGS_READ', 'FLAGS_WRITE', 'FLAGS_WRITE_UNREVIEWED', 'STORAGE_READ', 'STORAGE_WRITE'];
 
 /** The organization's people and keys: every member sees them; admins change roles, invite, remove, and issue keys. */
 export function Organization() {

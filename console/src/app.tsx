@@ -1,6 +1,8 @@
 import { Fragment, useEffect } from 'react';
 import { FlagDetail } from './pages/FlagDetail';
 import { AuditLog } from './pages/AuditLog';
+import { ChangeRequest } from './pages/ChangeRequest';
+import { ChangeRequests } from './pages/ChangeRequests';
 import { Flags } from './pages/Flags';
 import { Invitation } from './pages/Invitation';
 import { Organization } from './pages/Organization';
@@ -33,6 +35,8 @@ const TITLES: Record<string, string> = {
   storage: 'Storage',
   promote: 'Promote flags',
   served: 'What servers receive',
+  'change-requests': 'Change requests',
+  'change-request': 'Change request',
   invitation: 'Invitation',
   'forgot-password': 'Reset your password',
   'password-reset': 'Choose a new password',
@@ -93,6 +97,10 @@ function pageOf(route: Route) {
       return <Promote />;
     case 'served':
       return <ServedConfig />;
+    case 'change-requests':
+      return <ChangeRequests />;
+    case 'change-request':
+      return <ChangeRequest key={route.id} id={route.id} />;
     default:
       return (
         <main id="main">

@@ -455,7 +455,7 @@ describe('the console in Chromium', () => {
     await history.getByRole('listitem').first().waitFor();
     // The key's change: the key named, the one item of the value that changed.
     const latest = history.getByRole('listitem').first();
-    await latest.getByText(/key “key-flags_read-flags_write-storage_read-storage_write” changed the value/).waitFor();
+    await latest.getByText(/key “key-flags_read-flags_write-storage_read-storage_write-flags_write_unreviewed” changed the value/).waitFor();
     await latest.getByRole('rowheader', { name: 'value.tiers[1]' }).waitFor();
     expect(await latest.getByRole('row').filter({ hasText: 'value.tiers[1]' }).textContent()).toBe('value.tiers[1]25');
 

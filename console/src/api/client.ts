@@ -10,6 +10,8 @@ export class ApiProblem extends Error {
     message: string,
     /** Seconds to wait, from a 429's Retry-After. */
     readonly retryAfterSeconds?: number,
+    /** The whole body of the refusal, for the answers that say more than a message (a 409's `stale` flags). */
+    readonly body?: unknown,
   ) {
     super(message);
   }
@@ -24,6 +26,9 @@ export class ApiProblem extends Error {
   /** The sentence a person reads: a 429 says when to try again; a 412 that somebody else changed the flag first. */
   explain(): string {
     if (this.status === 429) return `Too many requests: try again in ${this.retryAfterSeconds ?? 60} s.`;
+    if (this.code === 'REVIEW_REQUIRED') {
+      return 'Not saved: this organization requires review, so flag changes go through change requests (the flag page’s “Request review”).';
+    }
     if (this.code === 'FLAG_CHANGED') {
       return 'Not saved: someone else changed this flag after you opened it, and saving would have overwritten their change. Show the latest, then make your change again.';
     }
@@ -87,7 +92,7 @@ export async function ok<T>(call: Promise<Answer<T>>, options: { signInOn401?: b
   const code = nested?.code ?? (typeof body.error === 'string' ? body.error : `HTTP_${response.status}`);
   const message = nested?.message ?? (Array.isArray(body.message) ? body.message.join('; ') : body.message) ?? response.statusText;
   const retryAfter = Number(response.headers.get('Retry-After'));
-  const problem = new ApiProblem(response.status, code, message, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined);
+  const problem = new ApiProblem(response.status, code, message, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined, error);
   if (response.status === 401 && options.signInOn401 !== false) onSignedOut?.();
   throw problem;
 }

@@ -1,7 +1,11 @@
 import { useEffect, useRef } from 'react';
 
 /** What GET /v1/events tells: notifications, after which the console reads what changed through the API. */
-export type OrganizationEvent = { type: 'flags'; flagIds: string[] } | { type: 'storage'; ids: string[]; change: 'uploaded' | 'deleted' | 'purged' };
+export type OrganizationEvent =
+  | { type: 'flags'; flagIds: string[] }
+  | { type: 'storage'; ids: string[]; change: 'uploaded' | 'deleted' | 'purged' }
+  | { type: 'review-setting'; id: string }
+  | { type: 'change-requests'; ids: string[] };
 
 type Listener = (event: OrganizationEvent) => void;
 const listeners = new Set<Listener>();
@@ -19,7 +23,7 @@ export function listenTo(organizationId: string | null): void {
   organization = organizationId ?? undefined;
   if (!organizationId) return;
   source = new EventSource(`/v1/events?organizationId=${encodeURIComponent(organizationId)}`);
-  for (const type of ['flags', 'storage'] as const) {
+  for (const type of ['flags', 'storage', 'review-setting', 'change-requests'] as const) {
     source.addEventListener(type, (message) => {
       const event = { type, ...JSON.parse((message as MessageEvent<string>).data) } as OrganizationEvent;
       for (const listener of listeners) listener(event);

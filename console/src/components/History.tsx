@@ -105,7 +105,18 @@ function RestorePreview({ now, after }: { now: Flag; after: Snapshot }) {
 }
 
 /** A flag's history, newest first: who did what and why, the difference each change made, and a way back to any state. */
-export function History({ flag, write, onShowLatest }: { flag: Flag; write: FlagWrite; onShowLatest: () => void }) {
+export function History({
+  flag,
+  write,
+  onShowLatest,
+  propose,
+}: {
+  flag: Flag;
+  write: FlagWrite;
+  onShowLatest: () => void;
+  /** Under review: a restore is proposed in a change request (the state to go back to, a title) instead of written. */
+  propose?: (after: Snapshot, title: string) => void;
+}) {
   const flagId = flag.id;
   const session = useSignedIn();
   const actors = useActors(session.organization?.id);
@@ -132,6 +143,9 @@ export function History({ flag, write, onShowLatest }: { flag: Flag; write: Flag
     if (context?.restoredFrom) return `restored ${entryNamed(context.restoredFrom)} (${action})`;
     if (context?.scheduleId) return `${action}, as scheduled`;
     if (context?.import) return `${action}, by an import`;
+    if (context?.changeRequestId) {
+      return `${action}, by applying a change request${context.override ? ` without its approvals (reason: ${context.override.reason})` : ''}`;
+    }
     return action;
   };
 
@@ -139,6 +153,7 @@ export function History({ flag, write, onShowLatest }: { flag: Flag; write: Flag
     setAsked(null);
     setRestoreProblem(null);
     setRestored(null);
+    if (propose && entry.after) return propose(entry.after, `Restore ${flag.key} to the version of ${when(entry)}`);
     try {
       const now = await write((etag) =>
         okVersioned(
@@ -247,7 +262,7 @@ export function History({ flag, write, onShowLatest }: { flag: Flag; write: Flag
       <ConfirmDialog
         open={asked !== null}
         title={asked ? `Restore the version of ${when(asked)}?` : 'Restore this version?'}
-        confirm="Restore this version"
+        confirm={propose ? 'Request review of this restore' : 'Restore this version'}
         onConfirm={() => asked && void restore(asked)}
         onCancel={() => setAsked(null)}
       >

@@ -1,4 +1,5 @@
 import { type ReactNode, useEffect, useState } from 'react';
+import { useAwaitingMe } from '../api/review';
 import { Link } from '../router';
 import { useSignedIn } from '../session';
 import { NewOrganizationDialog } from './NewOrganization';
@@ -20,6 +21,7 @@ export function Layout({ title, children }: { title: string; children: ReactNode
     if (notice !== null) noticeShown(notice);
   }, [notice]);
   const canCreate = session.organizationCreation.allowed;
+  const awaiting = useAwaitingMe();
   return (
     <>
       <a className="skip" href="#main">
@@ -34,6 +36,15 @@ export function Layout({ title, children }: { title: string; children: ReactNode
           <Link to="/served">What servers receive</Link>
           <Link to="/audit">Audit log</Link>
           <Link to="/storage">Storage</Link>
+          <Link to="/change-requests">
+            Change requests
+            {awaiting !== null && awaiting > 0 && (
+              <span className="badge" title={`${awaiting} awaiting your review`}>
+                {awaiting}
+                <span className="visually-hidden"> awaiting your review</span>
+              </span>
+            )}
+          </Link>
           <Link to="/promote">Promote</Link>
           <Link to="/organization">People and keys</Link>
         </nav>

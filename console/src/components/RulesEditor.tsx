@@ -28,12 +28,15 @@ export function RulesEditor({
   flag,
   editable,
   save: saveRules,
+  saveLabel = 'Save rules',
   onShowLatest,
 }: {
   flag: Flag;
   editable: boolean;
   /** Saves the rules as the page writes the flag (with its version as If-Match), answering the flag as saved. */
   save: (rules: Rule[]) => Promise<Flag>;
+  /** The save button's words ("Request review" when the organization requires review). */
+  saveLabel?: string;
   /** The flag as it is now, this editor's drafts discarded. */
   onShowLatest: () => void;
 }) {
@@ -268,7 +271,7 @@ export function RulesEditor({
               Add a rule
             </button>
             <button type="submit" className="primary">
-              Save rules
+              {saveLabel}
             </button>
           </div>
         )}

@@ -27,7 +27,7 @@ export function instantOf(local: string): string | null {
 }
 
 /** Changes of a flag to apply at a date and time (a live event's start and end): make, list pending, cancel. */
-export function Schedules({ flag, canWrite }: { flag: Flag; canWrite: boolean }) {
+export function Schedules({ flag, canWrite, unavailable }: { flag: Flag; canWrite: boolean; unavailable?: string }) {
   const [pending, setPending] = useState<Schedule[]>([]);
   const [at, setAt] = useState('');
   const [value, setValue] = useState<{ value: unknown; problem: string | null }>({ value: flag.value, problem: null });
@@ -94,7 +94,8 @@ export function Schedules({ flag, canWrite }: { flag: Flag; canWrite: boolean })
           ))}
         </ul>
       )}
-      {canWrite && !flag.locked && !flag.archived && (
+      {unavailable && <p className="meta">{unavailable}</p>}
+      {canWrite && !unavailable && !flag.locked && !flag.archived && (
         <form onSubmit={submit} noValidate className="flag-form">
           <Field label="Apply at" help="Your local time." error={problem?.field() === 'at' ? problem.message : undefined}>
             {(props) => <input {...props} type="datetime-local" value={at} onChange={(event) => setAt(event.target.value)} />}

@@ -1,10 +1,12 @@
 import { type FormEvent, useCallback, useEffect, useRef, useState } from 'react';
 import { api, ApiProblem, type FlagWrite, ok, okVersioned, type Versioned, versionOf } from '../api/client';
 import { useOrganizationEvents } from '../api/events';
+import { useReviewSetting } from '../api/review';
 import type { components } from '../../.generated/api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { Field, FormError } from '../components/Field';
 import { History } from '../components/History';
+import { RequestTitleField, requestReview } from '../components/RequestReview';
 import { Layout } from '../components/Layout';
 import { RulesEditor } from '../components/RulesEditor';
 import { Schedules } from '../components/Schedules';
@@ -16,6 +18,20 @@ import { LOCKED_REASON } from './Flags';
 
 type Flag = components['schemas']['FeatureFlagDto'];
 type Update = components['schemas']['UpdateFlagDto'];
+type FlagState = components['schemas']['FlagStateDto'];
+
+/** A flag's whole state, as a change request proposes it. */
+function stateOf(flag: Flag): FlagState {
+  return {
+    name: flag.name,
+    description: flag.description ?? null,
+    type: flag.type,
+    value: flag.value as never,
+    runtime: flag.runtime,
+    archived: flag.archived,
+    ...(flag.rules && flag.rules.length > 0 ? { rules: flag.rules } : {}),
+  };
+}
 
 /**
  * One flag: edit its name, description, value and runtime; archive, unarchive or delete it. Every write sends the
@@ -33,6 +49,9 @@ export function FlagDetail({ id }: { id: string }) {
   const [runtime, setRuntime] = useState<'shared' | 'server'>('shared');
   const [problem, setProblem] = useState<ApiProblem | null>(null);
   const [saved, setSaved] = useState(false);
+  // Under review (the organization's setting), Save makes a change request of this flag instead, titled by the person.
+  const reviewRequired = useReviewSetting().setting?.required === true;
+  const [title, setTitle] = useState('');
   const [confirmDelete, setConfirmDelete] = useState(false);
   // Changed elsewhere while this page held unsaved edits (`changed`), or a save refused for that reason (`refused`).
   const [conflict, setConflict] = useState<'changed' | 'refused' | null>(null);
@@ -143,11 +162,23 @@ export function FlagDetail({ id }: { id: string }) {
       body.value = value.value as never;
     }
     if (runtime !== flag.runtime) body.runtime = runtime;
+    if (reviewRequired) {
+      propose({ ...stateOf(flag), name, description: description || null, value: value.value as never, runtime }, title);
+      return;
+    }
     void change(body);
+  };
+
+  /** Under review: a change request of this flag's proposed state (null: deleted), titled by the person or for them. */
+  const propose = (after: FlagState | null, fallbackTitle: string) => {
+    setProblem(null);
+    setSaved(false);
+    requestReview(flag.key, after, title.trim() || fallbackTitle).catch((error: ApiProblem) => setProblem(error));
   };
 
   const remove = async () => {
     setConfirmDelete(false);
+    if (reviewRequired) return propose(null, `Delete ${flag.key}`);
     try {
       await ok(api.DELETE('/v1/flags/{flagId}', { params: { path: { flagId: flag.id }, header: { 'If-Match': current.etag } } }));
       navigate('/flags');
@@ -158,7 +189,7 @@ export function FlagDetail({ id }: { id: string }) {
   };
 
   const fieldError = (field: string) => (problem?.field() === field ? problem.message : undefined);
-  const fields = ['name', 'description', 'value', 'type', 'runtime'];
+  const fields = ['name', 'description', 'value', 'type', 'runtime', ...(reviewRequired ? ['title'] : [])];
   return (
     <Layout title={flag.key}>
       <p className="meta">
@@ -210,6 +241,7 @@ export function FlagDetail({ id }: { id: string }) {
             </select>
           )}
         </Field>
+        {reviewRequired && session.canWrite && <RequestTitleField value={title} onChange={setTitle} error={fieldError('title')} />}
         <FormError message={problem && problem.code !== 'FLAG_CHANGED' && !fields.includes(problem.field() ?? '') ? problem.explain() : null} />
         {saved && (
           <p className="saved" role="status">
@@ -219,10 +251,17 @@ export function FlagDetail({ id }: { id: string }) {
         {session.canWrite && (
           <div className="actions">
             <button type="submit" className="primary" disabled={!editable || value.problem !== null}>
-              Save changes
+              {reviewRequired ? 'Request review' : 'Save changes'}
             </button>
-            <button type="button" onClick={() => void change({ archived: !flag.archived })}>
-              {flag.archived ? 'Unarchive' : 'Archive'}
+            <button
+              type="button"
+              onClick={() =>
+                reviewRequired
+                  ? propose({ ...stateOf(flag), archived: !flag.archived }, `${flag.archived ? 'Unarchive' : 'Archive'} ${flag.key}`)
+                  : void change({ archived: !flag.archived })
+              }
+            >
+              {reviewRequired ? `Request ${flag.archived ? 'unarchive' : 'archive'}` : flag.archived ? 'Unarchive' : 'Archive'}
             </button>
             <button type="button" className="danger" onClick={() => setConfirmDelete(true)}>
               Delete
@@ -234,15 +273,37 @@ export function FlagDetail({ id }: { id: string }) {
         key={`rules-${flag.id}-${fresh}`}
         flag={flag}
         editable={editable && !flag.archived}
-        save={(rules) => patch({ rules: rules as never })}
+        save={async (rules) => {
+          if (!reviewRequired) return patch({ rules: rules as never });
+          const { rules: _stored, ...rest } = stateOf(flag);
+          await requestReview(
+            flag.key,
+            { ...rest, ...(rules.length > 0 ? { rules: rules as never } : {}) },
+            title.trim() || `Targeting rules of ${flag.key}`,
+          );
+          return flag;
+        }}
+        saveLabel={reviewRequired ? 'Request review of the rules' : 'Save rules'}
         onShowLatest={showLatest}
       />
-      <Schedules key={`${flag.id}-${flag.updatedAt}`} flag={flag} canWrite={session.canWrite} />
-      <History flag={flag} write={write} onShowLatest={showLatest} />
+      <Schedules
+        key={`${flag.id}-${flag.updatedAt}`}
+        flag={flag}
+        canWrite={session.canWrite}
+        unavailable={
+          reviewRequired ? 'This organization requires review: changes are not scheduled here but made through change requests.' : undefined
+        }
+      />
+      <History
+        flag={flag}
+        write={write}
+        onShowLatest={showLatest}
+        propose={reviewRequired ? (after, fallback) => propose(after, fallback) : undefined}
+      />
       <ConfirmDialog
         open={confirmDelete}
         title={`Delete flag ${flag.key}?`}
-        confirm={`Delete ${flag.key}`}
+        confirm={reviewRequired ? `Request deletion of ${flag.key}` : `Delete ${flag.key}`}
         onConfirm={() => void remove()}
         onCancel={() => setConfirmDelete(false)}
       >

@@ -1,7 +1,9 @@
 import { type FormEvent, useState } from 'react';
 import { api, ApiProblem, ok } from '../api/client';
+import { useReviewSetting } from '../api/review';
 import { Field, FormError } from '../components/Field';
 import { Layout } from '../components/Layout';
+import { RequestTitleField, requestReview } from '../components/RequestReview';
 import { initialValue, JSON_HELP, ValueEditor } from '../components/ValueEditor';
 import { FLAG_TYPES, type FlagType, RUNTIME_HELP } from '../lib/flag-values';
 import { navigate } from '../router';
@@ -18,6 +20,9 @@ export function NewFlag() {
   const [runtime, setRuntime] = useState<'shared' | 'server'>('shared');
   const [problem, setProblem] = useState<ApiProblem | null>(null);
   const [busy, setBusy] = useState(false);
+  // Under review (the organization's setting), the flag is proposed in a change request, titled by the person.
+  const reviewRequired = useReviewSetting().setting?.required === true;
+  const [title, setTitle] = useState('');
 
   const changeType = (next: FlagType) => {
     setType(next);
@@ -30,6 +35,10 @@ export function NewFlag() {
     setBusy(true);
     setProblem(null);
     try {
+      if (reviewRequired) {
+        await requestReview(key, { name, description: description || null, type, value: value.value as never, runtime, archived: false }, title);
+        return;
+      }
       const flag = await ok(
         api.POST('/v1/flags', { body: { key, name, description: description || null, type, value: value.value as never, runtime } }),
       );
@@ -42,7 +51,7 @@ export function NewFlag() {
   };
 
   const fieldError = (field: string) => (problem?.field() === field ? problem.message : undefined);
-  const known = ['key', 'name', 'description', 'type', 'value', 'runtime'];
+  const known = ['key', 'name', 'description', 'type', 'value', 'runtime', ...(reviewRequired ? ['title'] : [])];
   return (
     <Layout title="New flag">
       <form onSubmit={submit} noValidate className="flag-form">
@@ -77,10 +86,11 @@ export function NewFlag() {
             </select>
           )}
         </Field>
+        {reviewRequired && <RequestTitleField value={title} onChange={setTitle} error={fieldError('title')} />}
         <FormError message={problem && !known.includes(problem.field() ?? '') ? problem.explain() : null} />
         <div className="actions">
           <button type="submit" className="primary" disabled={busy || value.problem !== null}>
-            Create flag
+            {reviewRequired ? 'Request review' : 'Create flag'}
           </button>
           <button type="button" onClick={() => navigate('/flags')}>
             Cancel

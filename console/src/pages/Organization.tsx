@@ -5,6 +5,7 @@ import { ConfirmDialog } from '../components/ConfirmDialog';
 import { Field, FormError } from '../components/Field';
 import { Layout } from '../components/Layout';
 import { OrganizationSettings } from '../components/OrganizationSettings';
+import { ReviewSettings } from '../components/ReviewSettings';
 import { useSignedIn } from '../session';
 
 type Member = components['schemas']['MemberDto'];
@@ -15,7 +16,7 @@ type Role = Member['role'];
 type Permission = ApiKey['permissions'][number];
 
 const ROLES: Role[] = ['viewer', 'editor', 'admin'];
-const PERMISSIONS: Permission[] = ['FLAGS_READ', 'FLAGS_WRITE', 'STORAGE_READ', 'STORAGE_WRITE'];
+const PERMISSIONS: Permission[] = ['FLAGS_READ', 'FLAGS_WRITE', 'FLAGS_WRITE_UNREVIEWED', 'STORAGE_READ', 'STORAGE_WRITE'];
 
 /** The organization's people and keys: every member sees them; admins change roles, invite, remove, and issue keys. */
 export function Organization() {
@@ -59,6 +60,7 @@ export function Organization() {
       <Members members={members} act={act} />
       {session.isAdmin && <Invitations invitations={invitations} act={act} />}
       <ApiKeys keys={keys} act={act} />
+      <ReviewSettings />
       <OrganizationSettings />
     </Layout>
   );

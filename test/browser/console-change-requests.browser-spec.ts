@@ -1,0 +1,243 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { CONSOLE_DIR } from '../../src/console/console-assets';
+import { api, createFlag } from '../factories/flags.factory';
+import { createOrganization, TestOrganization } from '../factories/organizations.factory';
+import { addMember, asSession, createUser, PASSWORD, signIn } from '../factories/people.factory';
+import { createTestApp, TestApp } from '../support/test-app';
+import { closeEach, launchChromium } from './support/chromium';
+import { ConsolePage, Theme } from './support/console-page';
+
+/**
+ * Change requests in the console (issue 34; decisions.md, "Change requests (turn 5)"): an admin turns review on,
+ * an editor's Save becomes "Request review", a second person in another browser approves, the editor applies, and
+ * the flag's history says so; an admin's apply without approval asks for a reason; a stale request is explained.
+ * In Chromium against the real service, with axe-core and screenshots.
+ */
+describe('change requests in the console', () => {
+  let browser: Browser;
+  let t: TestApp;
+  const opened: ConsolePage[] = [];
+
+  beforeAll(async () => {
+    if (!existsSync(join(CONSOLE_DIR, 'index.html'))) {
+      throw new Error(`The console is not built (${CONSOLE_DIR}): run \`npm run build\` before \`npm run test:browser\`.`);
+    }
+    browser = await launchChromium();
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await closeEach(browser);
+    await closeEach(t);
+  });
+  afterEach(async () => {
+    const pages = opened.splice(0);
+    const problems = pages.flatMap((page) => page.problems());
+    await Promise.all(pages.map((page) => page.close()));
+    expect(problems).toEqual([]);
+  });
+
+  async function open(email: string, theme: Theme = 'light', path?: string) {
+    const page = await ConsolePage.open(browser, t.config.urls.publicUrl, { theme, path });
+    opened.push(page);
+    await page.signIn(email, PASSWORD);
+    await page.page.getByRole('heading', { level: 1 }).first().waitFor();
+    return page;
+  }
+
+  async function team(label: string) {
+    const org: TestOrganization = await createOrganization(t, `Acme Games ${label}`);
+    const maya = await createUser(t, { name: `Maya Admin ${label}` });
+    const sam = await createUser(t, { name: `Sam Editor ${label}` });
+    await addMember(t, org.id, maya.id, 'admin');
+    await addMember(t, org.id, sam.id, 'editor');
+    return { org, maya, sam };
+  }
+
+  const flagValue = async (id: string) => (await t.db.query('SELECT value FROM flags WHERE id = $1', [id])).rows[0].value as unknown;
+
+  it.each(['light', 'dark'] as Theme[])(
+    'review on, a request from the flag form, approved in another browser, applied, in the history (%s)',
+    async (theme) => {
+      const { org, maya, sam } = await team(theme);
+      const flag = await createFlag(t, org.key, { key: 'xp-multiplier', name: 'XP multiplier', type: 'number', value: 1 });
+
+      // The admin turns review on: one approval, not by the author.
+      const admin = await open(maya.email, theme, '/console/organization');
+      const a = admin.page;
+      const review = a.getByRole('region', { name: 'Review of flag changes' });
+      await review.getByText('Never changed: review is off by default.').waitFor();
+      await review.getByLabel('Require review: flag changes go through change requests').check();
+      await review.getByLabel('Approvals a change request needs').selectOption('1');
+      await review.getByRole('button', { name: 'Save review setting' }).click();
+      await review.getByRole('status').filter({ hasText: 'Review setting saved.' }).waitFor();
+      const row = review.getByRole('row').filter({ hasText: maya.name });
+      await row.waitFor();
+      expect(await row.locator('td').allTextContents()).toEqual([
+        expect.any(String),
+        maya.name,
+        'review off',
+        'review required, 1 approval, not by the author',
+      ]);
+      expect({ violations: await admin.accessibilityViolations() }).toEqual({ violations: [] });
+      await admin.screenshot('review-setting', theme);
+
+      // The editor's Save is now "Request review", with a title.
+      const editor = await open(sam.email, theme, `/console/flags/${flag.id}`);
+      const e = editor.page;
+      await e.getByRole('heading', { name: 'xp-multiplier', level: 1 }).waitFor();
+      await e.getByRole('button', { name: 'Request review', exact: true }).waitFor();
+      expect(await e.getByRole('button', { name: 'Save changes' }).count()).toBe(0);
+      await e.getByLabel('Value', { exact: true }).fill('2');
+      await e.getByLabel('Change request title').fill('XP weekend: multiplier 2');
+      await e.getByRole('button', { name: 'Request review', exact: true }).click();
+      await e.getByRole('heading', { name: 'XP weekend: multiplier 2', level: 1 }).waitFor();
+      await e.getByRole('status').filter({ hasText: 'Review requested' }).waitFor();
+      const changes = e.getByRole('region', { name: /What it changes/ });
+      expect(await changes.getByRole('listitem').first().textContent()).toBe('Value: 1 → 2');
+      await e.getByText('You made this request: somebody else reviews it.').waitFor();
+      expect(await e.getByRole('button', { name: 'Approve' }).count()).toBe(0);
+      expect(await flagValue(flag.id)).toBe(1);
+      expect({ violations: await editor.accessibilityViolations() }).toEqual({ violations: [] });
+      await editor.screenshot('change-request-open', theme);
+
+      // The admin, in her own browser, sees one request awaiting her, and approves it with a comment.
+      const nav = a.getByRole('navigation', { name: 'Main' });
+      await nav.getByRole('link', { name: 'Change requests 1 awaiting your review' }).waitFor();
+      await nav.getByRole('link', { name: /^Change requests/ }).click();
+      await a.getByRole('heading', { name: 'Change requests', level: 1 }).waitFor();
+      await a.getByRole('link', { name: 'XP weekend: multiplier 2' }).waitFor();
+      await admin.screenshot('change-requests', theme);
+      await a.getByRole('link', { name: 'XP weekend: multiplier 2' }).click();
+      await a.getByRole('heading', { name: 'XP weekend: multiplier 2', level: 1 }).waitFor();
+      await a.getByLabel('Comment (optional)').fill('2, not 20: good');
+      await a.getByRole('button', { name: 'Approve' }).click();
+      await a.getByRole('status').filter({ hasText: 'Approved.' }).waitFor();
+      await a.getByText('approved: ready to apply').waitFor();
+      await a.getByRole('region', { name: 'Reviews' }).getByText('2, not 20: good', { exact: false }).waitFor();
+
+      // The editor's page hears of it and offers Apply; applied, the flag is 2.
+      await e.getByText('approved: ready to apply').waitFor();
+      await e.getByRole('button', { name: 'Apply', exact: true }).click();
+      await e.getByRole('status').filter({ hasText: 'Applied: the flags are changed.' }).waitFor();
+      expect(await flagValue(flag.id)).toBe(2);
+      const timeline = e.getByRole('region', { name: 'Timeline' });
+      expect(await timeline.getByRole('listitem').allTextContents()).toEqual([
+        expect.stringContaining(`${sam.name} opened the request`),
+        expect.stringMatching(new RegExp(`^${maya.name} approved · .*“2, not 20: good”$`)),
+        expect.stringContaining(`${sam.name} applied it`),
+      ]);
+      expect({ violations: await editor.accessibilityViolations() }).toEqual({ violations: [] });
+      await editor.screenshot('change-request-applied', theme);
+
+      // The flag's history tells it.
+      await e.goto(`${t.config.urls.publicUrl}/console/flags/${flag.id}`);
+      const history = e.getByRole('region', { name: 'History' });
+      await history.getByText(`${sam.name}`).first().waitFor();
+      await history.getByText('changed the value, by applying a change request').waitFor();
+      await editor.screenshot('change-request-history', theme);
+
+      // Under review, restoring an earlier version is proposed too.
+      await history
+        .getByRole('button', { name: /^Restore this version/ })
+        .last()
+        .click();
+      await e.getByRole('dialog').getByRole('button', { name: 'Request review of this restore' }).click();
+      await e.getByRole('heading', { name: /^Restore xp-multiplier to the version of /, level: 1 }).waitFor();
+      expect(
+        await e
+          .getByRole('region', { name: /What it changes/ })
+          .getByRole('listitem')
+          .first()
+          .textContent(),
+      ).toBe('Value: 2 → 1');
+      expect(await flagValue(flag.id)).toBe(2);
+    },
+  );
+
+  it('an admin applies without approval, giving a reason; a request made stale is explained, and its author refreshes it', async () => {
+    const { org, maya, sam } = await team('override');
+    const flag = await createFlag(t, org.key, { key: 'loot-rate', name: 'Loot rate', type: 'number', value: 5 });
+    const other = await createFlag(t, org.key, { key: 'event-banner', name: 'Event banner', type: 'string', value: 'none' });
+    await asSession(t, await signIn(t, maya.email), org.id)
+      .put('/organization/review')
+      .send({ required: true, approvals: 1, selfApproval: false })
+      .expect(200);
+
+    // Sam asks for two changes (one per request) from the flag forms.
+    const editor = await open(sam.email, 'light', `/console/flags/${flag.id}`);
+    const e = editor.page;
+    await e.getByLabel('Value', { exact: true }).fill('6');
+    await e.getByLabel('Change request title').fill('Loot rate 6');
+    await e.getByRole('button', { name: 'Request review', exact: true }).click();
+    await e.getByRole('heading', { name: 'Loot rate 6', level: 1 }).waitFor();
+    await e.goto(`${t.config.urls.publicUrl}/console/flags/${other.id}`);
+    await e.getByLabel('Value', { exact: true }).fill('halloween');
+    await e.getByLabel('Change request title').fill('Halloween banner');
+    await e.getByRole('button', { name: 'Request review', exact: true }).click();
+    await e.getByRole('heading', { name: 'Halloween banner', level: 1 }).waitFor();
+    const halloween = e.url();
+
+    // Maya applies the first without approval: a reason is asked for.
+    const admin = await open(maya.email, 'light', '/console/change-requests');
+    const a = admin.page;
+    await a.getByRole('link', { name: 'Loot rate 6' }).click();
+    await a.getByRole('button', { name: 'Apply without approval…' }).click();
+    const dialog = a.getByRole('dialog', { name: 'Apply without approval?' });
+    await dialog.waitFor();
+    expect(await dialog.getByRole('button', { name: 'Apply without approval' }).isDisabled()).toBe(true);
+    await dialog.getByLabel('Reason').fill('Loot rate at 50 in production; fixing now');
+    expect({ violations: await admin.accessibilityViolations() }).toEqual({ violations: [] });
+    await admin.screenshot('change-request-override', 'light');
+    await dialog.getByRole('button', { name: 'Apply without approval' }).click();
+    await a.getByRole('status').filter({ hasText: 'Applied without approval' }).waitFor();
+    await a.getByRole('note').filter({ hasText: 'Reason: Loot rate at 50 in production; fixing now' }).waitFor();
+    expect(await flagValue(flag.id)).toBe(6);
+
+    // The second request goes stale (the flag changed elsewhere), is approved anyway, and Apply is refused readably.
+    await api(t, org.key).patch(`/flags/${other.id}`).send({ name: 'Event banner text' }).expect(200);
+    await a.goto(halloween);
+    await a.getByRole('button', { name: 'Approve' }).click();
+    await a.getByRole('status').filter({ hasText: 'Approved.' }).waitFor();
+    await e.getByText('approved: ready to apply').waitFor();
+    await e.getByRole('button', { name: 'Apply', exact: true }).click();
+    const refused = e.getByRole('alert').filter({ hasText: 'Not applied: flags in this request changed after it was made' });
+    await refused.waitFor();
+    await refused.getByText('event-banner: its name changed since the request was made').waitFor();
+    expect(await flagValue(other.id)).toBe('none');
+    expect({ violations: await editor.accessibilityViolations() }).toEqual({ violations: [] });
+    await editor.screenshot('change-request-stale', 'light');
+
+    // Its author refreshes it to the flag as it is now (the rename kept, its own change still proposed): open again,
+    // its approval cleared.
+    await e.getByRole('button', { name: 'Refresh the request to the flags as they are now' }).click();
+    await e.getByRole('status').filter({ hasText: 'Refreshed' }).waitFor();
+    await e.getByText('open: awaiting review').waitFor();
+    const request = (await t.db.query(`SELECT id FROM change_requests WHERE title = 'Halloween banner'`)).rows[0].id as string;
+    const refreshed = await asSession(t, await signIn(t, sam.email), org.id)
+      .get(`/change-requests/${request}`)
+      .expect(200);
+    expect(refreshed.body.changes[0].after).toMatchObject({ name: 'Event banner text', value: 'halloween' });
+
+    // A new flag, under review, is proposed: nothing is created until the request is applied.
+    await e.goto(`${t.config.urls.publicUrl}/console/flags/new`);
+    await e.getByLabel('Key').fill('double-drops');
+    await e.getByLabel('Name').fill('Double drops');
+    await e.getByLabel('Change request title').fill('Double drops for the weekend');
+    await e.getByRole('button', { name: 'Request review', exact: true }).click();
+    await e.getByRole('heading', { name: 'Double drops for the weekend', level: 1 }).waitFor();
+    await e
+      .getByRole('region', { name: /What it changes/ })
+      .getByText('created')
+      .waitFor();
+    expect((await t.db.query(`SELECT count(*)::int AS n FROM flags WHERE key = 'double-drops'`)).rows[0].n).toBe(0);
+
+    // Archive, under review, is a request too, titled for the person when they gave no title.
+    await e.goto(`${t.config.urls.publicUrl}/console/flags/${flag.id}`);
+    await e.getByRole('button', { name: 'Request archive' }).click();
+    await e.getByRole('heading', { name: 'Archive loot-rate', level: 1 }).waitFor();
+    await e.getByText('Archived: game servers stop receiving it.').waitFor();
+    expect((await t.db.query('SELECT archived FROM flags WHERE id = $1', [flag.id])).rows[0].archived).toBe(false);
+  });
+});

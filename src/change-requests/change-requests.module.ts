@@ -1,7 +1,9 @@
 import { Module } from '@nestjs/common';
 import { FlagsModule } from '../flags/flags.module';
+import { MailModule } from '../mail/mail.module';
 import { OrganizationsModule } from '../organizations/organizations.module';
 import { ReviewSettingsModule } from '../review/review-settings.module';
+import { ChangeRequestMail } from './change-request-mail';
 import { ChangeRequestScheduler } from './change-request-scheduler';
 import { ChangeRequestsController } from './change-requests.controller';
 import { ChangeRequestsRepository } from './change-requests.repository';
@@ -9,8 +11,8 @@ import { ChangeRequestsService } from './change-requests.service';
 
 /** Change requests (issue 34): above flags, whose one audited write path applies them. */
 @Module({
-  imports: [FlagsModule, OrganizationsModule, ReviewSettingsModule],
+  imports: [FlagsModule, MailModule, OrganizationsModule, ReviewSettingsModule],
   controllers: [ChangeRequestsController],
-  providers: [ChangeRequestsRepository, ChangeRequestsService, ChangeRequestScheduler],
+  providers: [ChangeRequestMail, ChangeRequestsRepository, ChangeRequestsService, ChangeRequestScheduler],
 })
 export class ChangeRequestsModule {}

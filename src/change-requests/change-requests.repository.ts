@@ -262,4 +262,23 @@ export class ChangeRequestsRepository {
         : await db.row<{ name: string }>(`SELECT name FROM api_keys WHERE id = $1 AND organization_id = $2`, [id, organizationId]);
     return row?.name ?? null;
   }
+
+  /**
+   * Who is mailed about the organization's requests among `userIds` (all its members when null): current members
+   * with `roles`, a verified email (an unverified one may not be theirs) and review mail on, each once, by email.
+   */
+  mailRecipients(
+    db: Db,
+    organizationId: string,
+    roles: readonly string[],
+    only: string | null,
+  ): Promise<{ id: string; email: string; name: string }[]> {
+    return db.rows<{ id: string; email: string; name: string }>(
+      `SELECT u.id, u.email, u.name FROM memberships m JOIN users u ON u.id = m.user_id
+       WHERE m.organization_id = $1 AND m.left_at IS NULL AND m.role = ANY ($2::text[]) AND ($3::uuid IS NULL OR u.id = $3)
+         AND u.deleted_at IS NULL AND u.email_verified_at IS NOT NULL AND u.review_mail
+       ORDER BY u.email`,
+      [organizationId, roles, only],
+    );
+  }
 }

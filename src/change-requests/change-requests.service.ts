@@ -16,6 +16,7 @@ import { OrganizationsErrors } from '../organizations/organizations.errors';
 import { OrganizationsRepository } from '../organizations/organizations.repository';
 import { ReviewSettings } from '../review/review-settings.repository';
 import { Action, Actor, decide, RequestFacts } from './change-request-state';
+import { ChangeRequestMail } from './change-request-mail';
 import {
   ApplyChangeRequestDto,
   ChangeRequestDto,
@@ -48,6 +49,7 @@ export class ChangeRequestsService {
     private readonly writer: FlagWriter,
     private readonly reviewSettings: ReviewSettings,
     private readonly events: OrganizationEvents,
+    private readonly mail: ChangeRequestMail,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {
     transfers.requestReviewsWith((tx, author, request) => this.createFromImport(tx, author, request));
@@ -90,6 +92,7 @@ export class ChangeRequestsService {
     const row = await this.requests.insert(tx, organizationId, { ...fields, author, at });
     await this.requests.replaceChanges(tx, row.id, changes);
     await this.requests.appendEvent(tx, row.id, 'opened', author, at);
+    await this.mail.opened(tx, organizationId, row.id, fields.title, author);
     return row.id;
   }
 
@@ -218,6 +221,9 @@ export class ChangeRequestsService {
         at,
         dto.comment ? { reason: dto.comment } : null,
       );
+      if (next !== row.state && (next === 'approved' || next === 'declined')) {
+        await this.mail.toAuthor(tx, principal.organizationId, id, row.title, authorOf(row), { kind: next, by: actor, comment: dto.comment });
+      }
       return next === 'approved' ? row.applyAt : null;
     });
     // Approved with a time set (perhaps already past: then at once): the scheduler learns of it without waiting for its next read.
@@ -278,6 +284,7 @@ export class ChangeRequestsService {
       const at = this.now();
       await this.requests.update(tx, id, { state: 'failed', failureReason: reason, updatedAt: at });
       await this.requests.appendEvent(tx, id, 'failed', SYSTEM_REF, at, { reason });
+      await this.mail.toAuthor(tx, organizationId, id, row.title, authorOf(row), { kind: 'failed', reason });
       return { state: 'failed', write: null, reason };
     }
   }
@@ -297,7 +304,7 @@ export class ChangeRequestsService {
     actorRef: ActorRef,
     override?: { reason: string },
   ): Promise<FlagWrite<null>> {
-    await this.decidedFor(tx, organizationId, actor, id, override ? { kind: 'override' } : { kind: 'apply' });
+    const { row } = await this.decidedFor(tx, organizationId, actor, id, override ? { kind: 'override' } : { kind: 'apply' });
     const changes = await this.requests.changesOf(tx, id);
     const current = await this.flags.all(tx, organizationId, 'FOR UPDATE');
     const stale = staleOf(changes, current);
@@ -310,6 +317,7 @@ export class ChangeRequestsService {
     const at = this.now();
     await this.requests.update(tx, id, { state: 'applied', appliedAt: at, overrideReason: override?.reason, updatedAt: at });
     await this.requests.appendEvent(tx, id, 'applied', actorRef, at, override ? { reason: override.reason, override: true } : null);
+    await this.mail.toAuthor(tx, organizationId, id, row.title, authorOf(row), { kind: 'applied', by: actorRef, override: override?.reason });
     return new FlagWrite(null, written).because(override ? { changeRequestId: id, override: { reason: override.reason } } : { changeRequestId: id });
   }
 

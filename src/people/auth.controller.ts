@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Inject, Param, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, HttpStatus, Inject, Param, Patch, Post, Req, Res } from '@nestjs/common';
 import {
   ApiAcceptedResponse,
   ApiBadRequestResponse,
@@ -23,7 +23,7 @@ import { ApiJsonBody } from '../common/decorators/api-json-body.decorator';
 import { ApiErrorDto } from '../common/dto/api-error.dto';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Public } from '../http/access';
-import { AcceptInvitationDto, ChangePasswordDto, InvitationPreviewDto, LoginDto, SessionDto } from './dto/people.dto';
+import { AcceptInvitationDto, ChangePasswordDto, InvitationPreviewDto, LoginDto, SessionDto, SessionUserDto, UpdateMeDto } from './dto/people.dto';
 import { INVITATION_PREVIEW_EXAMPLE, SESSION_EXAMPLE } from './dto/people.examples';
 import { NO_STORE_HEADER } from './no-store';
 import { SignInService } from './sign-in.service';
@@ -101,6 +101,23 @@ export class AuthController {
   @ApiOkResponse({ type: SessionDto, example: SESSION_EXAMPLE, headers: NO_STORE_HEADER })
   session(@CurrentUser() user: SignedInUser): Promise<SessionDto> {
     return this.signIns.body(user.userId, user.csrfToken);
+  }
+
+  @Patch('me')
+  @SignedIn()
+  @ApiOperation({
+    summary: "Change one's own settings: whether one is mailed about change requests",
+    description:
+      'Needs X-CSRF-Token. `reviewMail: false` stops the mails about change requests (opened for you to review; yours decided, applied ' +
+      'or failed); `true` starts them again. Answers the user as `GET /auth/session` shows them.',
+  })
+  @ApiJsonBody(UpdateMeDto, { off: { summary: 'No more change request mail', value: { reviewMail: false } } })
+  @ApiOkResponse({ type: SessionUserDto, example: { ...SESSION_EXAMPLE.user, reviewMail: false }, headers: NO_STORE_HEADER })
+  @ApiBadRequestResponse({ type: ApiErrorDto, description: 'reviewMail missing or not a boolean' })
+  @ApiForbiddenResponse({ type: ApiErrorDto, description: 'CSRF_TOKEN_INVALID: no X-CSRF-Token, or not the session’s' })
+  updateMe(@CurrentUser() user: SignedInUser, @Body() dto: UpdateMeDto, @Res({ passthrough: true }) response: Response): Promise<SessionUserDto> {
+    response.setHeader('Cache-Control', 'no-store');
+    return this.signIns.updateMe(user, dto);
   }
 
   @Post('logout')

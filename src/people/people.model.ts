@@ -7,6 +7,8 @@ export interface User {
   createdAt: Date;
   /** The person proved they read the email, a single sign-on provider vouched for it, or the operator made the user. */
   emailVerified: boolean;
+  /** Whether they are mailed about change requests (on unless they turned it off). */
+  reviewMail: boolean;
 }
 
 /** A user as sign-in reads them: with the stored password hash (null: single sign-on only). */

@@ -11,7 +11,7 @@ import { OwnOrganizationsService } from '../own-organizations/own-organizations.
 import { CLOCK, Clock } from '../common/clock';
 import { Db, Sql, Transaction } from '../database/sql';
 import { Transactions } from '../database/transactions';
-import { AcceptInvitationDto, ChangePasswordDto, InvitationPreviewDto, LoginDto, SessionDto, SessionUserDto } from './dto/people.dto';
+import { AcceptInvitationDto, ChangePasswordDto, InvitationPreviewDto, LoginDto, SessionDto, SessionUserDto, UpdateMeDto } from './dto/people.dto';
 import { InvitationsRepository } from './invitations.repository';
 import { MembershipsRepository } from './memberships.repository';
 import { Invitation } from './people.model';
@@ -80,6 +80,13 @@ export class SignInService {
     const organizations = await this.users.organizationsOf(this.sql, userId);
     const organizationCreation = await this.ownOrganizations.creationFor(this.sql, userId);
     return { user: SessionUserDto.from(user), organizations, csrfToken, organizationCreation };
+  }
+
+  /** PATCH /auth/me: the person's own settings (whether they are mailed about change requests). */
+  async updateMe(signedIn: SignedInUser, dto: UpdateMeDto): Promise<SessionUserDto> {
+    const user = await this.users.setReviewMail(this.sql, signedIn.userId, dto.reviewMail);
+    if (!user) throw PeopleErrors.userNotFound(signedIn.userId);
+    return SessionUserDto.from(user);
   }
 
   logout(signedIn: SignedInUser): Promise<void> {

@@ -4,7 +4,7 @@ import { pagedRows } from '../database/paged-rows';
 import { Db, isUniqueViolation, Transaction } from '../database/sql';
 import { User, UserOrganization, UserWithPassword } from './people.model';
 
-const USER = `id, email, name, created_at AS "createdAt", email_verified_at IS NOT NULL AS "emailVerified"`;
+const USER = `id, email, name, created_at AS "createdAt", email_verified_at IS NOT NULL AS "emailVerified", review_mail AS "reviewMail"`;
 export const USER_EMAIL_KEY = 'users_email_key';
 
 /** The `users` rows, on the `Db` it is given. A deleted user keeps their row (marked) so that history can name them. */
@@ -68,6 +68,11 @@ export class UsersRepository {
       `UPDATE users SET email_verified_at = coalesce(email_verified_at, clock_timestamp()) WHERE id = $1 AND deleted_at IS NULL RETURNING ${USER}`,
       [userId],
     );
+  }
+
+  /** Whether the user is mailed about change requests; null when there is no such user. */
+  setReviewMail(db: Db, userId: string, reviewMail: boolean): Promise<User | null> {
+    return db.row<User>(`UPDATE users SET review_mail = $2 WHERE id = $1 AND deleted_at IS NULL RETURNING ${USER}`, [userId, reviewMail]);
   }
 
   /**

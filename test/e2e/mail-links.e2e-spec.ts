@@ -91,7 +91,7 @@ describe('what the service mails: invitations, password reset, email verificatio
       expect(listed.body).toEqual([{ ...created.body, delivery: { state: 'sent', attempts: 1 } }]);
 
       const accepted = await request(t.http).post(`/v1/auth/invitations/${token}/accept`).send({ name: 'Sam', password: PASSWORD }).expect(200);
-      expect(accepted.body.user).toEqual({ id: expect.any(String), email: 'sam@mail.example', name: 'Sam', emailVerified: true });
+      expect(accepted.body.user).toEqual({ id: expect.any(String), email: 'sam@mail.example', name: 'Sam', emailVerified: true, reviewMail: true });
       expect(accepted.body.organizations).toEqual([{ id: org.id, name: 'Mailed Studio', role: 'editor' }]);
     });
 

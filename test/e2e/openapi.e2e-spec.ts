@@ -79,6 +79,7 @@ const SESSION_OPERATIONS: [string, string, string[]][] = [
   ['get', '/v1/auth/session', ['200', '400', '401', '429', ...ANY]],
   ['post', '/v1/auth/logout', ['204', '401', '403', '429', ...BODY]],
   ['post', '/v1/auth/password', ['204', '401', '403', '429', ...BODY]],
+  ['patch', '/v1/auth/me', ['200', '401', '403', '429', ...BODY]],
   ['post', '/v1/organizations', ['201', '401', '403', '429', ...BODY]],
 ];
 const UNAUTHENTICATED_OPERATIONS: [string, string, string[]][] = [

@@ -45,7 +45,7 @@ describe('invitations: a single-use link to join an organization', () => {
     expectApiError(await accept(tokenOf(created.body.url)).send({ name: 'Sam', password: 'short' }), 400, 'VALIDATION_ERROR', /password/);
     const joined = await accept(tokenOf(created.body.url)).send({ name: 'Sam Ortiz', password: 'sam has a passphrase' }).expect(200);
     expect(joined.body).toEqual({
-      user: { id: expect.any(String), email: 'sam@studio.example', name: 'Sam Ortiz', emailVerified: false },
+      user: { id: expect.any(String), email: 'sam@studio.example', name: 'Sam Ortiz', emailVerified: false, reviewMail: true },
       organizations: [{ id: org.id, name: expect.any(String), role: 'editor' }],
       csrfToken: expect.any(String),
       organizationCreation: { allowed: false, reason: 'ORGANIZATION_CREATION_ADMINS_ONLY', created: 0, limit: 20 },

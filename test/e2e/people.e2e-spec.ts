@@ -24,7 +24,7 @@ describe('people: users, sign-in, sessions and roles', () => {
 
       const login = await request(t.http).post('/v1/auth/login').send({ email: email.toUpperCase(), password: PASSWORD }).expect(200);
       expect(login.body).toEqual({
-        user: { id: created.body.admin.id, email, name: 'Maya Lin', emailVerified: true },
+        user: { id: created.body.admin.id, email, name: 'Maya Lin', emailVerified: true, reviewMail: true },
         organizations: [{ id: created.body.id, name: 'Acme (production)', role: 'admin' }],
         csrfToken: expect.stringMatching(/^[\w-]{43}$/),
         // An admin may create organizations (ORGANIZATION_CREATION=admins); the admin API's count against nobody.

@@ -115,7 +115,7 @@ describe('single sign-on links identities, and takes over an account made throug
     expect(landing.text).toContain(TAKEN_OVER_NOTICE);
     expect(landing.text).toContain('<a href="/console/flags">Continue</a>');
     const frank = await sessionOf(landing);
-    expect(frank.body.user).toEqual({ id: accountId, email: 'frank@a.example', name: 'Frank', emailVerified: true });
+    expect(frank.body.user).toEqual({ id: accountId, email: 'frank@a.example', name: 'Frank', emailVerified: true, reviewMail: true });
     expect(frank.body.organizations).toEqual([
       { id: orgA.id, name: 'A', role: 'viewer' },
       { id: orgB.id, name: 'B', role: 'editor' },
@@ -144,7 +144,7 @@ describe('single sign-on links identities, and takes over an account made throug
     await request(a.http).get('/v1/auth/session').set('Cookie', byPassword.cookie).expect(200);
     await signIn(a, 'ola@studio.test', PASSWORD);
     expect(await identitiesOf(ola.id)).toEqual([{ issuer: provider.issuer, subject: 'ola' }]);
-    expect((await sessionOf(landing)).body.user).toEqual({ id: ola.id, email: 'ola@studio.test', name: 'Ola', emailVerified: true });
+    expect((await sessionOf(landing)).body.user).toEqual({ id: ola.id, email: 'ola@studio.test', name: 'Ola', emailVerified: true, reviewMail: true });
   });
 
   it("keeps signing the linked identity into its account when its email changes at the provider, even to another account's email", async () => {

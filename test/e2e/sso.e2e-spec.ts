@@ -77,7 +77,7 @@ describe('single sign-on through the routes, against a real OpenID provider', ()
     expect(cookies).toContainEqual(expect.stringMatching(/^flagstore_sso=; Path=\/v1\/auth\/sso; Max-Age=0/));
 
     const session = await request(t.http).get('/v1/auth/session').set('Cookie', sessionCookieOf(cookies)).expect(200);
-    expect(session.body.user).toEqual({ id: ada.id, email: 'ada@studio.test', name: 'Ada', emailVerified: true });
+    expect(session.body.user).toEqual({ id: ada.id, email: 'ada@studio.test', name: 'Ada', emailVerified: true, reviewMail: true });
     expect(session.body.organizations).toEqual([{ id: org.id, name: expect.any(String), role: 'editor' }]);
     const me = { userId: ada.id, email: ada.email, cookie: sessionCookieOf(cookies), csrfToken: session.body.csrfToken, body: session.body };
     const flag = await asSession(t, me, org.id).post('/flags').send({ key: 'sso_flag', name: 'x', type: 'boolean', value: true }).expect(201);
@@ -94,7 +94,7 @@ describe('single sign-on through the routes, against a real OpenID provider', ()
     const done = await request(t.http).get(callback).set('Cookie', cookie).expect(302);
     expect(done.headers.location).toBe('/console');
     const session = await request(t.http).get('/v1/auth/session').set('Cookie', sessionCookieOf(done.headers['set-cookie'])).expect(200);
-    expect(session.body.user).toEqual({ id: expect.any(String), email: 'ivy@studio.test', name: 'Ivy Invited', emailVerified: true });
+    expect(session.body.user).toEqual({ id: expect.any(String), email: 'ivy@studio.test', name: 'Ivy Invited', emailVerified: true, reviewMail: true });
     expect(session.body.organizations).toEqual([{ id: org.id, name: expect.any(String), role: 'viewer' }]);
     const { rows } = await t.db.query(`SELECT password_hash FROM users WHERE email = 'ivy@studio.test'`);
     expect(rows).toEqual([{ password_hash: null }]);

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
+import { IsBoolean, IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
 import { PageQueryDto, pageFields } from '../../common/dto/pagination';
 import { CharLength } from '../../common/validation';
 import { Role, ROLES } from '../../auth/roles';
@@ -14,6 +14,10 @@ const ROLE_MESSAGE = `role must be one of ${ROLES.join(', ')}`;
 const EMAIL_VERIFIED =
   'Whether the email is proven: the operator made the user (admin API, CLI) or single sign-on vouched for it. A user made through an ' +
   'invitation link is not (whoever held the link chose the password): single sign-on with that email takes the account over';
+
+const REVIEW_MAIL =
+  'Whether the person is mailed about change requests (with mail on): requests opened for them to review, and their own requests ' +
+  'decided, applied or failed. On unless they turned it off';
 
 export class CreateUserDto {
   @ApiProperty({ format: 'idn-email', maxLength: 254, example: 'maya@acme.example', description: `Unique among users. ${EMAIL_SPELLING}` })
@@ -144,10 +148,18 @@ export class SessionUserDto {
   @ApiProperty({ format: 'idn-email' }) email: string;
   @ApiProperty() name: string;
   @ApiProperty({ description: EMAIL_VERIFIED }) emailVerified: boolean;
+  @ApiProperty({ description: REVIEW_MAIL }) reviewMail: boolean;
 
   static from(user: User): SessionUserDto {
-    return { id: user.id, email: user.email, name: user.name, emailVerified: user.emailVerified };
+    return { id: user.id, email: user.email, name: user.name, emailVerified: user.emailVerified, reviewMail: user.reviewMail };
   }
+}
+
+/** PATCH /auth/me: the signed-in person's own settings. */
+export class UpdateMeDto {
+  @ApiProperty({ description: REVIEW_MAIL })
+  @IsBoolean({ message: 'reviewMail must be true or false' })
+  reviewMail: boolean;
 }
 
 export class SessionOrganizationDto {

@@ -24,7 +24,7 @@ export const MEMBER_LIST_EXAMPLE = {
 };
 
 export const SESSION_EXAMPLE = {
-  user: { ...MAYA, emailVerified: true },
+  user: { ...MAYA, emailVerified: true, reviewMail: true },
   organizations: [{ id: ACME, name: 'Acme Games (production)', role: 'admin' }],
   csrfToken: 'kS3n2VdQ6oWw3C2m1Zf8bq0yX5uH7tJ9rL4pE6aB1cD',
   organizationCreation: { allowed: true, reason: null, created: 1, limit: 20 },

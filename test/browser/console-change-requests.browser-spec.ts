@@ -240,4 +240,22 @@ describe('change requests in the console', () => {
     await e.getByText('Archived: game servers stop receiving it.').waitFor();
     expect((await t.db.query('SELECT archived FROM flags WHERE id = $1', [flag.id])).rows[0].archived).toBe(false);
   });
+
+  it('a person turns their change request mail off and on from the Change requests page', async () => {
+    const { sam } = await team('mail');
+    const e = (await open(sam.email, 'light', '/console/change-requests')).page;
+    const box = e.getByLabel('Mail me about change requests');
+    await box.waitFor();
+    expect(await box.isChecked()).toBe(true);
+    const stored = async () => (await t.db.query('SELECT review_mail FROM users WHERE id = $1', [sam.id])).rows[0].review_mail as boolean;
+    await box.uncheck();
+    await e.waitForFunction(() => !(document.querySelector('input[type=checkbox]') as HTMLInputElement | null)?.disabled);
+    expect(await stored()).toBe(false);
+    await e.reload();
+    await e.getByLabel('Mail me about change requests').waitFor();
+    expect(await e.getByLabel('Mail me about change requests').isChecked()).toBe(false);
+    await e.getByLabel('Mail me about change requests').check();
+    await e.waitForFunction(() => !(document.querySelector('input[type=checkbox]') as HTMLInputElement | null)?.disabled);
+    expect(await stored()).toBe(true);
+  });
 });

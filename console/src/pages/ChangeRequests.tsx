@@ -1,5 +1,5 @@
 import { useCallback, useState } from 'react';
-import { api, ok } from '../api/client';
+import { api, ApiProblem, ok } from '../api/client';
 import { useOrganizationEvents } from '../api/events';
 import { useLatestRead } from '../api/use-latest-read';
 import type { components } from '../../.generated/api';
@@ -7,6 +7,7 @@ import { Field } from '../components/Field';
 import { Layout } from '../components/Layout';
 import { Pager } from '../components/Pager';
 import { Link } from '../router';
+import { useSignedIn } from '../session';
 
 type Summary = components['schemas']['ChangeRequestSummaryDto'];
 export type ChangeRequestState = Summary['state'];
@@ -38,6 +39,42 @@ export function actorName(actor: components['schemas']['ChangeRequestActorDto'])
   if (actor.type === 'system') return 'system (scheduled)';
   if (actor.type === 'apiKey') return `key “${actor.name ?? 'unknown'}”`;
   return actor.name ?? 'a member';
+}
+
+/** The person's own setting: whether they are mailed about change requests (PATCH /v1/auth/me), kept in the session. */
+function ReviewMailSetting() {
+  const session = useSignedIn();
+  // Shown as chosen at once; back as it was when the service refuses.
+  const [checked, setChecked] = useState(session.user.reviewMail);
+  const [saving, setSaving] = useState(false);
+  const [problem, setProblem] = useState<ApiProblem | null>(null);
+  const change = async (reviewMail: boolean) => {
+    setChecked(reviewMail);
+    setSaving(true);
+    setProblem(null);
+    try {
+      await ok(api.PATCH('/v1/auth/me', { body: { reviewMail } }));
+      await session.reload();
+    } catch (error) {
+      setChecked(!reviewMail);
+      setProblem(error instanceof ApiProblem ? error : new ApiProblem(0, 'NETWORK', String(error)));
+    } finally {
+      setSaving(false);
+    }
+  };
+  return (
+    <>
+      <label className="check">
+        <input type="checkbox" checked={checked} disabled={saving} onChange={(event) => void change(event.target.checked)} />
+        <span>Mail me about change requests</span>
+      </label>
+      {problem && (
+        <span className="error" role="alert">
+          {problem.explain()}
+        </span>
+      )}
+    </>
+  );
 }
 
 /** The organization's change requests, newest first, by state (or those awaiting my review). */
@@ -74,6 +111,7 @@ export function ChangeRequests() {
             </select>
           )}
         </Field>
+        <ReviewMailSetting />
       </div>
       {problem && (
         <p className="error" role="alert">

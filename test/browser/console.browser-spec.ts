@@ -725,6 +725,8 @@ describe('the console in Chromium', () => {
     await upload.getByRole('button', { name: 'Upload' }).click();
     await upload.getByRole('status').filter({ hasText: 'notes.txt uploaded.' }).waitFor();
     await files.getByLabel('Kind').selectOption('document');
+    // The gallery shows each file's kind and size whatever the filter: the filter has applied once the image is gone.
+    await files.getByRole('button', { name: 'Delete file red.png' }).waitFor({ state: 'detached' });
     await files.getByText(/document, 11 B/).waitFor();
     await files.getByRole('button', { name: /^Delete file/ }).click();
     await p.getByRole('dialog', { name: 'Delete this file?' }).getByRole('button', { name: 'Delete the file' }).click();

@@ -144,7 +144,13 @@ describe('single sign-on links identities, and takes over an account made throug
     await request(a.http).get('/v1/auth/session').set('Cookie', byPassword.cookie).expect(200);
     await signIn(a, 'ola@studio.test', PASSWORD);
     expect(await identitiesOf(ola.id)).toEqual([{ issuer: provider.issuer, subject: 'ola' }]);
-    expect((await sessionOf(landing)).body.user).toEqual({ id: ola.id, email: 'ola@studio.test', name: 'Ola', emailVerified: true, reviewMail: true });
+    expect((await sessionOf(landing)).body.user).toEqual({
+      id: ola.id,
+      email: 'ola@studio.test',
+      name: 'Ola',
+      emailVerified: true,
+      reviewMail: true,
+    });
   });
 
   it("keeps signing the linked identity into its account when its email changes at the provider, even to another account's email", async () => {

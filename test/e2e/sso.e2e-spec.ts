@@ -94,7 +94,13 @@ describe('single sign-on through the routes, against a real OpenID provider', ()
     const done = await request(t.http).get(callback).set('Cookie', cookie).expect(302);
     expect(done.headers.location).toBe('/console');
     const session = await request(t.http).get('/v1/auth/session').set('Cookie', sessionCookieOf(done.headers['set-cookie'])).expect(200);
-    expect(session.body.user).toEqual({ id: expect.any(String), email: 'ivy@studio.test', name: 'Ivy Invited', emailVerified: true, reviewMail: true });
+    expect(session.body.user).toEqual({
+      id: expect.any(String),
+      email: 'ivy@studio.test',
+      name: 'Ivy Invited',
+      emailVerified: true,
+      reviewMail: true,
+    });
     expect(session.body.organizations).toEqual([{ id: org.id, name: expect.any(String), role: 'viewer' }]);
     const { rows } = await t.db.query(`SELECT password_hash FROM users WHERE email = 'ivy@studio.test'`);
     expect(rows).toEqual([{ password_hash: null }]);

@@ -249,13 +249,13 @@ describe('change requests in the console', () => {
     expect(await box.isChecked()).toBe(true);
     const stored = async () => (await t.db.query('SELECT review_mail FROM users WHERE id = $1', [sam.id])).rows[0].review_mail as boolean;
     await box.uncheck();
-    await e.waitForFunction("!document.querySelector('input[type=checkbox]')?.disabled");
+    await e.locator('input[type=checkbox]:not([disabled])').waitFor();
     expect(await stored()).toBe(false);
     await e.reload();
     await e.getByLabel('Mail me about change requests').waitFor();
     expect(await e.getByLabel('Mail me about change requests').isChecked()).toBe(false);
     await e.getByLabel('Mail me about change requests').check();
-    await e.waitForFunction("!document.querySelector('input[type=checkbox]')?.disabled");
+    await e.locator('input[type=checkbox]:not([disabled])').waitFor();
     expect(await stored()).toBe(true);
   });
 });

@@ -61,15 +61,14 @@ export interface ChangeRequestEventData {
   comment?: string;
 }
 
-/** The review setting's history entry (GET /v1/organization/review-setting/history). */
+/** The review setting's history entry, as GET /v1/organization/review/history shows it. */
 export interface ReviewSettingChangedData {
   id: string;
   organizationId: string;
-  userId: string | null;
-  userName: string | null;
-  before: { enabled: boolean; approvals: number; allowSelfApproval: boolean };
-  after: { enabled: boolean; approvals: number; allowSelfApproval: boolean };
-  createdAt: string;
+  user: { id: string | null; name: string | null };
+  at: string;
+  before: { required: boolean; approvals: number; selfApproval: boolean };
+  after: { required: boolean; approvals: number; selfApproval: boolean };
 }
 
 /** As the console's `storage` event of /v1/events. */

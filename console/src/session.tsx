@@ -16,7 +16,8 @@ export interface Session {
   isAdmin: boolean;
   /** Whether "New organization" would work now (ORGANIZATION_CREATION, ORGANIZATIONS_PER_USER), and why not. */
   organizationCreation: SessionBody['organizationCreation'];
-  switchOrganization(id: string): void;
+  /** Moves to another of the person's organizations, on its flag list or on `path` there (a change request made from elsewhere). */
+  switchOrganization(id: string, path?: string): void;
   /**
    * Reads the session again after the person's organizations changed (one created, renamed, deleted), staying in the
    * current organization or moving to `switchTo`; one that is gone falls back to the first.
@@ -74,11 +75,11 @@ export function SessionProvider({ children }: { children: ReactNode }) {
         signedIn(next);
         if (switchTo) navigate('/flags');
       },
-      switchOrganization(id) {
+      switchOrganization(id, path = '/flags') {
         localStorage.setItem(LAST_ORGANIZATION, id);
         setCredentials({ organizationId: id, csrfToken: body.csrfToken });
         setOrganizationId(id);
-        navigate('/flags');
+        navigate(path);
       },
       async signOut() {
         await ok(api.POST('/v1/auth/logout'), { signInOn401: false }).catch(() => undefined);

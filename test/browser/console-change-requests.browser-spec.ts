@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { CONSOLE_DIR } from '../../src/console/console-assets';
-import { api, createFlag } from '../factories/flags.factory';
+import { api, createFlag, storedFlagVersion } from '../factories/flags.factory';
 import { createOrganization, TestOrganization } from '../factories/organizations.factory';
 import { addMember, asSession, createUser, PASSWORD, signIn } from '../factories/people.factory';
 import { createTestApp, TestApp } from '../support/test-app';
@@ -12,7 +12,8 @@ import { ConsolePage, Theme } from './support/console-page';
 /**
  * Change requests in the console (issue 34; decisions.md, "Change requests (turn 5)"): an admin turns review on,
  * an editor's Save becomes "Request review", a second person in another browser approves, the editor applies, and
- * the flag's history says so; an admin's apply without approval asks for a reason; a stale request is explained.
+ * the flag's history says so; an admin's apply without approval asks for a reason; a stale request is explained; a
+ * promotion into an organization that requires review is a change request there.
  * In Chromium against the real service, with axe-core and screenshots.
  */
 describe('change requests in the console', () => {
@@ -239,6 +240,149 @@ describe('change requests in the console', () => {
     await e.getByRole('heading', { name: 'Archive loot-rate', level: 1 }).waitFor();
     await e.getByText('Archived: game servers stop receiving it.').waitFor();
     expect((await t.db.query('SELECT archived FROM flags WHERE id = $1', [flag.id])).rows[0].archived).toBe(false);
+  });
+
+  /**
+   * Two organizations of one person, Staging and Production (an admin there turns review on): the person works in
+   * Staging and opens its Promote page, whose target is Production.
+   */
+  async function promotion(label: string, review: boolean) {
+    const staging = await createOrganization(t, `Acme Games Staging ${label}`);
+    const production = await createOrganization(t, `Acme Games Production ${label}`);
+    const pat = await createUser(t, { name: `Pat Producer ${label}` });
+    const maya = await createUser(t, { name: `Maya Admin ${label}` });
+    await addMember(t, staging.id, pat.id, 'editor');
+    await addMember(t, production.id, pat.id, 'editor');
+    await addMember(t, production.id, maya.id, 'admin');
+    await createFlag(t, staging.key, { key: 'gems-price', name: 'Gems price', type: 'number', value: 12 });
+    await createFlag(t, staging.key, { key: 'motd', name: 'Message of the day', type: 'string', value: 'Double XP weekend!' });
+    await createFlag(t, staging.key, { key: 'tutorial', name: 'Tutorial', type: 'boolean', value: true });
+    const motd = await createFlag(t, production.key, { key: 'motd', name: 'Message of the day', type: 'string', value: 'Welcome back' });
+    await createFlag(t, production.key, { key: 'tutorial', name: 'Tutorial', type: 'boolean', value: true });
+    const requireReview = () =>
+      signIn(t, maya.email).then((session) =>
+        asSession(t, session, production.id).put('/organization/review').send({ required: true, approvals: 1, selfApproval: false }).expect(200),
+      );
+    if (review) await requireReview();
+
+    const person = await open(pat.email, 'light', '/console/flags');
+    const p = person.page;
+    // Organizations are listed by name (Production first): the person moves to Staging, then to its Promote page.
+    await p.getByLabel('Organization', { exact: true }).selectOption({ label: `Acme Games Staging ${label}` });
+    await p.getByRole('link', { name: 'Promote', exact: true }).click();
+    await p.getByRole('heading', { name: 'Promote flags', level: 1 }).waitFor();
+    expect(await p.getByLabel('Target organization').inputValue()).toBe(production.id);
+    await p
+      .getByRole('row', { name: /gems-price/ })
+      .getByText(`new in Acme Games Production ${label}`)
+      .waitFor();
+    const productionFlags = async () => (await api(t, production.key).get('/flags/export').expect(200)).body.flags as unknown[];
+    return { staging, production, pat, motd, person, p, requireReview, productionFlags };
+  }
+
+  it('a promotion into an organization that requires review becomes a change request there, opened from the confirmation', async () => {
+    const { production, pat, motd, person, p, productionFlags } = await promotion('review', true);
+    const before = { flags: await productionFlags(), motd: await storedFlagVersion(t, motd.id) };
+
+    // The target's setting is read: the action is "Request review", with a title and a description.
+    const note = p.getByRole('note').filter({ hasText: 'Acme Games Production review requires review of flag changes' });
+    await note.waitFor();
+    expect(await note.textContent()).toContain('(1 approval, by another member)');
+    expect(await p.getByRole('button', { name: /^Promote \d+ flags?$/ }).count()).toBe(0);
+    expect(await p.getByRole('checkbox', { name: 'Promote tutorial' }).isDisabled()).toBe(true); // the same in both
+    const title = p.getByLabel('Change request title');
+    expect(await title.inputValue()).toBe('Promote flags from Acme Games Staging review'); // prefilled, counting what is chosen
+    await p.getByRole('checkbox', { name: 'Promote gems-price' }).check();
+    await p.getByRole('checkbox', { name: 'Promote motd' }).check();
+    expect(await title.inputValue()).toBe('Promote 2 flags from Acme Games Staging review');
+    expect(await title.getAttribute('maxlength')).toBe('200');
+    const request = p.getByRole('button', { name: 'Request review', exact: true });
+    expect(await request.isDisabled()).toBe(true); // the dry run comes first, as for a direct promotion
+
+    // The dry run's report is shown first, as without review.
+    await p.getByRole('button', { name: 'Preview the promotion (dry run)' }).click();
+    const report = p.getByRole('region', { name: 'What the promotion would do' });
+    await report.getByText('Created: gems-price').waitFor();
+    await report.getByText('Updated: motd').waitFor();
+    expect(await request.isDisabled()).toBe(false);
+    await title.fill('');
+    expect(await request.isDisabled()).toBe(true); // a request needs its title
+    await title.fill('Weekend event: gems price and message of the day');
+    await p.getByLabel('Description (optional)').fill('Tested in staging since Thursday.');
+    expect({ violations: await person.accessibilityViolations() }).toEqual({ violations: [] });
+    await person.screenshot('promote-review', 'light');
+
+    await request.click();
+    const requested = p.getByRole('region', { name: 'Review requested' });
+    await requested
+      .getByRole('status')
+      .filter({ hasText: '“Weekend event: gems price and message of the day” is open in Acme Games Production review, proposing 2 flags.' })
+      .waitFor();
+    expect(await p.getByRole('region', { name: 'What the promotion would do' }).count()).toBe(0);
+    await person.screenshot('promote-review-requested', 'light');
+    expect(await p.getByRole('checkbox', { name: 'Promote gems-price' }).isChecked()).toBe(false);
+    expect(await title.inputValue()).toBe('Promote flags from Acme Games Staging review'); // ready for the next promotion
+    expect({ flags: await productionFlags(), motd: await storedFlagVersion(t, motd.id) }).toEqual(before); // nothing written there
+
+    // The request, as the API keeps it: in Production, by the person, both flags, the dry run's report attached.
+    const stored = (await t.db.query('SELECT id FROM change_requests WHERE organization_id = $1', [production.id])).rows;
+    expect(stored).toHaveLength(1);
+    const id = stored[0].id as string;
+    const body = (await api(t, production.key).get(`/change-requests/${id}`).expect(200)).body;
+    expect(body).toMatchObject({
+      title: 'Weekend event: gems price and message of the day',
+      description: 'Tested in staging since Thursday.',
+      state: 'open',
+      author: { type: 'session', id: pat.id },
+      changes: [
+        { key: 'gems-price', flagId: null, before: null, after: expect.objectContaining({ value: 12 }) },
+        {
+          key: 'motd',
+          flagId: motd.id,
+          before: expect.objectContaining({ value: 'Welcome back' }),
+          after: expect.objectContaining({ value: 'Double XP weekend!' }),
+        },
+      ],
+      importReport: { created: ['gems-price'], updated: [expect.objectContaining({ key: 'motd' })], unchanged: [], refused: [] },
+    });
+
+    // The confirmation's button switches the console to Production, on the request.
+    await requested.getByRole('button', { name: 'Open the request in Acme Games Production review' }).click();
+    await p.getByRole('heading', { name: 'Weekend event: gems price and message of the day', level: 1 }).waitFor();
+    expect(new URL(p.url()).pathname).toBe(`/console/change-requests/${id}`);
+    expect(await p.getByLabel('Organization', { exact: true }).inputValue()).toBe(production.id);
+    await p.getByText('open: awaiting review').waitFor();
+    await p.getByText('Tested in staging since Thursday.').waitFor();
+    const changes = p.getByRole('region', { name: 'What it changes (2 flags)' });
+    await changes.getByRole('article', { name: 'Flag gems-price' }).getByText('created').waitFor();
+    expect(await changes.getByRole('article', { name: 'Flag motd' }).getByRole('listitem').allTextContents()).toEqual([
+      'Value: "Welcome back" → "Double XP weekend!"',
+    ]);
+    await p.getByText('You made this request: somebody else reviews it.').waitFor();
+    expect({ flags: await productionFlags(), motd: await storedFlagVersion(t, motd.id) }).toEqual(before);
+    expect({ violations: await person.accessibilityViolations() }).toEqual({ violations: [] });
+    await person.screenshot('promote-change-request', 'light');
+  });
+
+  it('review turned on in the target after the page read it: the refused promotion says so and the page offers the request', async () => {
+    const { production, p, requireReview, productionFlags } = await promotion('late', false);
+    await p.getByRole('checkbox', { name: 'Promote gems-price' }).check();
+    await p.getByRole('button', { name: 'Preview the promotion (dry run)' }).click();
+    await p.getByRole('region', { name: 'What the promotion would do' }).getByText('Created: gems-price').waitFor();
+    expect(await p.getByLabel('Change request title').count()).toBe(0); // review is off: the page as without it
+
+    await requireReview();
+    await p.getByRole('button', { name: 'Promote 1 flag', exact: true }).click();
+    await p
+      .getByRole('alert')
+      .filter({ hasText: 'Nothing was promoted: Acme Games Production late now requires review. Request review instead.' })
+      .waitFor();
+    expect(await p.getByLabel('Change request title').inputValue()).toBe('Promote 1 flag from Acme Games Staging late');
+    await p.getByRole('button', { name: 'Request review', exact: true }).click();
+    await p.getByRole('region', { name: 'Review requested' }).getByRole('status').waitFor();
+    expect((await productionFlags()).map((flag) => (flag as { key: string }).key)).toEqual(['motd', 'tutorial']);
+    const titles = (await t.db.query('SELECT title FROM change_requests WHERE organization_id = $1', [production.id])).rows;
+    expect(titles).toEqual([{ title: 'Promote 1 flag from Acme Games Staging late' }]);
   });
 
   it('a person turns their change request mail off and on from the Change requests page', async () => {

@@ -187,7 +187,15 @@ export function Promote() {
         </tbody>
       </table>
       <form onSubmit={(event) => void requestReview(event)} noValidate>
-        {reviewRequired && <RequestFields title={requestTitle} description={description} onTitle={setTitle} onDescription={setDescription} />}
+        {reviewRequired && (
+          <RequestFields
+            targetName={target?.name ?? ''}
+            title={requestTitle}
+            description={description}
+            onTitle={setTitle}
+            onDescription={setDescription}
+          />
+        )}
         <div className="actions">
           <button type="button" disabled={selected.size === 0} onClick={() => void run(true)}>
             Preview the promotion (dry run)

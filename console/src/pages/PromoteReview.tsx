@@ -13,9 +13,10 @@ export const DESCRIPTION_MAX_LENGTH = 2000;
 
 const REVIEW_OFF: ReviewSetting = { required: false, approvals: 1, selfApproval: false };
 
-/** The title a promotion's change request is given until the person writes their own. */
+/** The title a promotion's change request is given until the person writes their own (no count before any is chosen). */
 export function defaultTitle(count: number, sourceName: string): string {
-  return `Promote ${count} flag${count === 1 ? '' : 's'} from ${sourceName}`.slice(0, TITLE_MAX_LENGTH);
+  const flags = count === 0 ? 'flags' : `${count} flag${count === 1 ? '' : 's'}`;
+  return `Promote ${flags} from ${sourceName}`.slice(0, TITLE_MAX_LENGTH);
 }
 
 /**
@@ -56,14 +57,16 @@ export function ReviewNotice({ targetName, setting }: { targetName: string; sett
 
 /** The change request's title (required, prefilled) and optional description. */
 export function RequestFields(props: {
+  targetName: string;
   title: string;
   description: string;
   onTitle: (title: string) => void;
   onDescription: (description: string) => void;
 }) {
   return (
-    <div className="flag-form">
-      <Field label="Change request title" help="Reviewers see it in the target organization's change requests.">
+    <section aria-labelledby="request-fields-title" className="flag-form">
+      <h2 id="request-fields-title">The change request in {props.targetName}</h2>
+      <Field label="Change request title" help={`What reviewers in ${props.targetName} see in their list of change requests.`}>
         {(field) => (
           <input {...field} required maxLength={TITLE_MAX_LENGTH} value={props.title} onChange={(event) => props.onTitle(event.target.value)} />
         )}
@@ -79,7 +82,7 @@ export function RequestFields(props: {
           />
         )}
       </Field>
-    </div>
+    </section>
   );
 }
 

@@ -25,6 +25,7 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module';
 import { ReviewModule } from '../review/review.module';
 import { ChangeRequestsModule } from '../change-requests/change-requests.module';
 import { StorageModule } from '../storage/storage.module';
+import { WebhooksModule } from '../webhooks/webhooks.module';
 import { SURFACES } from './surfaces';
 
 @Module({})
@@ -56,6 +57,7 @@ export class AppModule {
         EventsModule,
         HealthModule,
         MailModule,
+        WebhooksModule,
         MetricsModule.forRoot(config),
       ],
       providers: [

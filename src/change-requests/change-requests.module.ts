@@ -8,10 +8,11 @@ import { ChangeRequestScheduler } from './change-request-scheduler';
 import { ChangeRequestsController } from './change-requests.controller';
 import { ChangeRequestsRepository } from './change-requests.repository';
 import { ChangeRequestsService } from './change-requests.service';
+import { WebhookEventsModule } from '../webhooks/webhook-events.module';
 
 /** Change requests (issue 34): above flags, whose one audited write path applies them. */
 @Module({
-  imports: [FlagsModule, MailModule, OrganizationsModule, ReviewSettingsModule],
+  imports: [FlagsModule, MailModule, OrganizationsModule, ReviewSettingsModule, WebhookEventsModule],
   controllers: [ChangeRequestsController],
   providers: [ChangeRequestMail, ChangeRequestsRepository, ChangeRequestsService, ChangeRequestScheduler],
 })

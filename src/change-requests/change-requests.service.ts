@@ -15,6 +15,9 @@ import { MAX_SCHEDULE_AHEAD_MS } from '../flags/schedules/flag-schedule';
 import { OrganizationsErrors } from '../organizations/organizations.errors';
 import { OrganizationsRepository } from '../organizations/organizations.repository';
 import { ReviewSettings } from '../review/review-settings.repository';
+import { WebhookEventType } from '../webhooks/webhook-event';
+import { WebhookEvents } from '../webhooks/webhook-events';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Action, Actor, decide, RequestFacts } from './change-request-state';
 import { ChangeRequestMail } from './change-request-mail';
 import {
@@ -50,6 +53,8 @@ export class ChangeRequestsService {
     private readonly reviewSettings: ReviewSettings,
     private readonly events: OrganizationEvents,
     private readonly mail: ChangeRequestMail,
+    private readonly webhooks: WebhookEvents,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {
     transfers.requestReviewsWith((tx, author, request) => this.createFromImport(tx, author, request));
@@ -93,6 +98,8 @@ export class ChangeRequestsService {
     await this.requests.replaceChanges(tx, row.id, changes);
     await this.requests.appendEvent(tx, row.id, 'opened', author, at);
     await this.mail.opened(tx, organizationId, row.id, fields.title, author);
+    const request = { id: row.id, title: fields.title, author, keys: proposed.map((change) => change.key) };
+    await this.webhookEvent(tx, organizationId, 'change-request.opened', request, 'open', author);
     return row.id;
   }
 
@@ -223,6 +230,8 @@ export class ChangeRequestsService {
       );
       if (next !== row.state && (next === 'approved' || next === 'declined')) {
         await this.mail.toAuthor(tx, principal.organizationId, id, row.title, authorOf(row), { kind: next, by: actor, comment: dto.comment });
+        const request = { id, title: row.title, author: authorOf(row), keys: await this.keysOf(tx, id) };
+        await this.webhookEvent(tx, principal.organizationId, `change-request.${next}`, request, next, actor, dto.comment);
       }
       return next === 'approved' ? row.applyAt : null;
     });
@@ -285,6 +294,8 @@ export class ChangeRequestsService {
       await this.requests.update(tx, id, { state: 'failed', failureReason: reason, updatedAt: at });
       await this.requests.appendEvent(tx, id, 'failed', SYSTEM_REF, at, { reason });
       await this.mail.toAuthor(tx, organizationId, id, row.title, authorOf(row), { kind: 'failed', reason });
+      const request = { id, title: row.title, author: authorOf(row), keys: await this.keysOf(tx, id) };
+      await this.webhookEvent(tx, organizationId, 'change-request.failed', request, 'failed', SYSTEM_REF, reason);
       return { state: 'failed', write: null, reason };
     }
   }
@@ -318,6 +329,8 @@ export class ChangeRequestsService {
     await this.requests.update(tx, id, { state: 'applied', appliedAt: at, overrideReason: override?.reason, updatedAt: at });
     await this.requests.appendEvent(tx, id, 'applied', actorRef, at, override ? { reason: override.reason, override: true } : null);
     await this.mail.toAuthor(tx, organizationId, id, row.title, authorOf(row), { kind: 'applied', by: actorRef, override: override?.reason });
+    const request = { id, title: row.title, author: authorOf(row), keys: changes.map((change) => change.key) };
+    await this.webhookEvent(tx, organizationId, 'change-request.applied', request, 'applied', actorRef, override?.reason);
     return new FlagWrite(null, written).because(override ? { changeRequestId: id, override: { reason: override.reason } } : { changeRequestId: id });
   }
 
@@ -353,6 +366,32 @@ export class ChangeRequestsService {
 
   private async actorRef(db: Db, principal: Principal): Promise<ActorRef> {
     return { type: principal.type, id: principal.id, name: await this.requests.nameOf(db, principal.organizationId, principal.type, principal.id) };
+  }
+
+  /** The webhook event of a step of the request, in its transaction (WebhookEvents: only when an endpoint wants it). */
+  private async webhookEvent(
+    tx: Transaction,
+    organizationId: string,
+    type: Extract<WebhookEventType, `change-request.${string}`>,
+    request: { id: string; title: string; author: ActorRef; keys: string[] },
+    state: string,
+    actor: ActorRef,
+    comment?: string,
+  ): Promise<void> {
+    await this.webhooks.changeRequest(tx, organizationId, type, {
+      id: request.id,
+      title: request.title,
+      state,
+      author: { id: request.author.id, name: request.author.name },
+      flagKeys: request.keys,
+      url: `${this.config.urls.publicUrl}/console/change-requests/${encodeURIComponent(request.id)}?org=${organizationId}`,
+      actor: { type: actor.type, id: actor.id, name: actor.name },
+      ...(comment ? { comment } : {}),
+    });
+  }
+
+  private async keysOf(tx: Transaction, id: string): Promise<string[]> {
+    return (await this.requests.changesOf(tx, id)).map((change) => change.key);
   }
 
   /** Tells the organization's consoles that the request changed (after the commit). */

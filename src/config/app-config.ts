@@ -95,6 +95,12 @@ export interface AppConfig {
   };
   /** Organizations made by signed-in people (POST /v1/organizations): who may, and how many each. */
   organizationCreation: { mode: OrganizationCreationMode; perUser: number };
+  /**
+   * Webhook URLs (decisions.md, "Webhooks (turn 5)", Safety): https only unless WEBHOOK_ALLOW_HTTP; addresses in
+   * loopback, private, link-local, unique-local or metadata ranges refused unless WEBHOOK_ALLOW_PRIVATE (a studio's
+   * own network, or tests on loopback).
+   */
+  webhooks: { allowHttp: boolean; allowPrivate: boolean };
 }
 
 /** `admins`: whoever administers at least one organization; `anyone`: every signed-in user; `off`: the admin API only. */
@@ -176,6 +182,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     metricsToken: secret(env, 'METRICS_TOKEN'),
     metricsPort: metricsPort(env, port),
     streamsEnabled: boolean(env, 'STREAMS_ENABLED', true),
+    webhooks: { allowHttp: boolean(env, 'WEBHOOK_ALLOW_HTTP', false), allowPrivate: boolean(env, 'WEBHOOK_ALLOW_PRIVATE', false) },
     log: { level: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'), format: oneOf(env, 'LOG_FORMAT', ['json', 'pretty'] as const, 'json') },
     flagAllowances: {
       free: integer(env, 'FLAGS_ALLOWED_FREE', 5, 1, MAX_FLAG_ALLOWANCE),

@@ -7,6 +7,7 @@ import { Transactions } from '../database/transactions';
 import { OrganizationEvent, OrganizationEvents } from '../events/organization-events';
 import { FlagChange, FlagChangeContext } from './flag.model';
 import { FlagsRepository } from './flags.repository';
+import { WebhookEvents } from '../webhooks/webhook-events';
 
 /**
  * What a flag-changing service method answers: its result, and the changes it made (none for a no-op; several for
@@ -59,6 +60,7 @@ export class FlagWriter {
     private readonly flags: FlagsRepository,
     private readonly bus: InvalidationBus,
     private readonly events: OrganizationEvents,
+    private readonly webhooks: WebhookEvents,
   ) {}
 
   async write<T>(actor: AuditActor, write: FlagWriteRun<T>): Promise<T> {
@@ -68,14 +70,16 @@ export class FlagWriter {
   }
 
   /**
-   * The write, an audit entry per change and the organization's new config version (once, however many flags
-   * changed), in the caller's transaction `tx`; the caller announces the write once it commits. The version is bumped
-   * last: a write locks its flag rows first, so the version row is the last lock any flag write takes.
+   * The write, an audit entry per change, its webhook event (one for the whole write, when an endpoint wants it) and
+   * the organization's new config version (once, however many flags changed), in the caller's transaction `tx`; the
+   * caller announces the write once it commits. The version is bumped last: a write locks its flag rows first, so the
+   * version row is the last lock any flag write takes.
    */
   async record<T>(tx: Transaction, actor: AuditActor, write: FlagWriteRun<T>): Promise<FlagWrite<T>> {
     const outcome = await write(tx);
     if (!(outcome instanceof FlagWrite)) throw new Error('A flag write must answer a FlagWrite');
     for (const change of outcome.changes) await this.audit.append(tx, { ...change, ...actor });
+    await this.webhooks.flagChanged(tx, actor, outcome.changes);
     const organizationId = outcome.changedOrganization;
     if (organizationId !== null) await this.flags.bumpConfigVersion(tx, organizationId);
     return outcome;

@@ -16,9 +16,10 @@ import { FlagScheduler } from './schedules/flag-scheduler';
 import { FlagSchedulesController } from './schedules/flag-schedules.controller';
 import { FlagSchedulesRepository } from './schedules/flag-schedules.repository';
 import { FlagSchedulesService } from './schedules/flag-schedules.service';
+import { WebhookEventsModule } from '../webhooks/webhook-events.module';
 
 @Module({
-  imports: [DiscoveryModule, OrganizationsModule, QuotaModule, AuditModule, ReviewSettingsModule],
+  imports: [DiscoveryModule, OrganizationsModule, QuotaModule, AuditModule, ReviewSettingsModule, WebhookEventsModule],
   // /flags/audit and /flags/export are registered before /flags/:flagId, so the literal routes win.
   controllers: [AuditController, FlagTransferController, FlagsController, FlagSchedulesController],
   providers: [

@@ -10,7 +10,7 @@ export interface OutboxDelivery<Payload> {
 }
 
 /**
- * A kind of thing the outbox delivers (`mail`; next, webhook events): registered once by its module
+ * A kind of thing the outbox delivers (`mail`, `webhook`): registered once by its module
  * (`Outbox.register`, from a constructor), on every instance that may deliver it. An instance claims only rows of
  * the channels registered on it.
  */
@@ -26,9 +26,15 @@ export interface OutboxChannel<Payload = unknown> {
   /**
    * Delivers the row, resolving once the far side has taken it; rejects to have it retried by `retry`, or with a
    * `PermanentDeliveryError` to give up at once. The row may have been delivered before (at least once): whatever
-   * the far side can do to recognise a repeat (the row's id) is up to the channel.
+   * the far side can do to recognise a repeat (the row's id) is up to the channel. Resolves `skipped` when there is
+   * no longer anything to send it to (a webhook endpoint disabled or deleted since the row was written).
    */
-  send(delivery: OutboxDelivery<Payload>, signal: AbortSignal): Promise<void>;
+  send(delivery: OutboxDelivery<Payload>, signal: AbortSignal): Promise<void | 'skipped'>;
+  /**
+   * Called once a row is given up (its last attempt failed, or a permanent failure), after that is recorded: a
+   * webhook endpoint is disabled. A failure here is logged; the row stays failed.
+   */
+  givenUp?(delivery: OutboxDelivery<Payload>, error: string): Promise<void>;
   /**
    * What is kept of the payload once the row is settled (delivered or given up); unset: all of it. A mail's body
    * may hold a single-use link, which has no business staying in the table after it went out.

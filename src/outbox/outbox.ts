@@ -2,7 +2,7 @@ import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBoo
 import { CLOCK, Clock, ClockTimer } from '../common/clock';
 import { Db, Sql, Transaction } from '../database/sql';
 import { ChangeFeed } from '../invalidation/change-feed';
-import { OutboxChannel, PermanentDeliveryError } from './outbox-channel';
+import { OutboxChannel, OutboxDelivery, PermanentDeliveryError } from './outbox-channel';
 import { CHANNEL_NAME, OutboxRepository, OutboxRow, OutboxRowState } from './outbox.repository';
 import { afterFailure } from './retry-policy';
 
@@ -24,7 +24,7 @@ export interface DeliveryOutcome {
   id: string;
   channel: string;
   attempt: number;
-  outcome: 'succeeded' | 'retry' | 'failed';
+  outcome: 'succeeded' | 'retry' | 'failed' | 'skipped';
   error?: string;
 }
 
@@ -88,12 +88,30 @@ export class Outbox implements OnApplicationBootstrap, BeforeApplicationShutdown
   /**
    * Writes a row for `channel` in the caller's transaction and answers its id (to look its delivery up with
    * `state`). It goes out after the commit, on this instance or another; a rollback leaves nothing.
+   *
+   * With `queue`, the row goes at the end of that queue (a webhook endpoint): a queue's rows are sent one at a time,
+   * in the order their transactions committed, each once the one before it has settled. `skipped` records a row that
+   * is never to be sent (its endpoint is disabled), in its place in the queue.
    */
-  async enqueue(tx: Transaction, channel: string, payload: unknown): Promise<string> {
+  async enqueue(tx: Transaction, channel: string, payload: unknown, queue?: { key: string; skipped?: boolean }): Promise<string> {
     if (!CHANNEL_NAME.test(channel)) throw new Error(`Outbox channel name "${channel}" must match ${String(CHANNEL_NAME)}`);
-    const id = await this.rows.insert(tx, channel, payload, new Date(this.clock.now()));
-    this.wakeUntil = performance.now() + WAKE_WINDOW_MS;
+    const now = new Date(this.clock.now());
+    const id =
+      queue === undefined
+        ? await this.rows.insert(tx, channel, payload, now)
+        : await this.rows.insertOrdered(tx, channel, queue.key, payload, now, queue.skipped === true);
+    if (queue?.skipped !== true) this.wakeUntil = performance.now() + WAKE_WINDOW_MS;
     return id;
+  }
+
+  /** Every pending row of a queue recorded as skipped, in the caller's transaction (an endpoint disabled); answers how many. */
+  skipQueue(tx: Transaction, channel: string, key: string): Promise<number> {
+    return this.rows.skipQueue(tx, channel, key);
+  }
+
+  /** A queue's rows deleted, in the caller's transaction (its endpoint deleted). */
+  deleteQueue(tx: Transaction, channel: string, key: string): Promise<void> {
+    return this.rows.deleteQueue(tx, channel, key);
   }
 
   /** Where a row stands (pending, succeeded, failed; attempts, last error); null for an unknown id. */
@@ -177,8 +195,13 @@ export class Outbox implements OnApplicationBootstrap, BeforeApplicationShutdown
     const now = this.clock.now();
     const settled = channel.settledPayload ? channel.settledPayload(row.payload) : undefined;
     try {
+      if (failure === 'skipped') {
+        await this.rows.skip(row, new Date(now));
+        this.logger.log({ ...line, msg: 'outbox row skipped' });
+        return { ...base, outcome: 'skipped' };
+      }
       if (failure === null) {
-        await this.rows.succeed(this.sql, row.id, new Date(now), settled);
+        await this.rows.succeed(row, new Date(now), settled);
         this.logger.log({ ...line, msg: 'outbox row delivered' });
         return { ...base, outcome: 'succeeded' };
       }
@@ -186,8 +209,9 @@ export class Outbox implements OnApplicationBootstrap, BeforeApplicationShutdown
         ? { giveUp: true as const }
         : afterFailure(channel.retry, { attempts: row.attempts, createdAt: row.createdAt.getTime() }, now);
       if ('giveUp' in next) {
-        await this.rows.fail(this.sql, row.id, row.attempts, failure.error, settled);
+        await this.rows.fail(row, failure.error, settled, new Date(now));
         this.logger.error({ ...line, error: failure.error, msg: 'outbox row given up' });
+        await this.givenUp(channel, row, failure.error);
         return { ...base, outcome: 'failed', error: failure.error };
       }
       await this.rows.retryLater(this.sql, row.id, row.attempts, new Date(next.retryAt), failure.error);
@@ -201,8 +225,22 @@ export class Outbox implements OnApplicationBootstrap, BeforeApplicationShutdown
     }
   }
 
-  /** One attempt, bounded by the channel's timeout: null when delivered, otherwise what went wrong. */
-  private async attempt(channel: OutboxChannel, row: OutboxRow): Promise<{ error: string; permanent: boolean } | null> {
+  /** What the channel does once a row is given up (an endpoint disabled): its failure is logged, the row stays failed. */
+  private async givenUp(channel: OutboxChannel, row: OutboxRow, error: string): Promise<void> {
+    if (!channel.givenUp) return;
+    try {
+      await channel.givenUp(this.deliveryOf(row), error);
+    } catch (failure) {
+      this.logger.error({ outboxId: row.id, channel: row.channel, msg: `outbox channel's give-up step failed: ${(failure as Error).message}` });
+    }
+  }
+
+  private deliveryOf(row: OutboxRow): OutboxDelivery<unknown> {
+    return { id: row.id, payload: row.payload, attempt: row.attempts, createdAt: row.createdAt };
+  }
+
+  /** One attempt, bounded by the channel's timeout: null when delivered, `skipped` when there was nothing to send it to, otherwise what went wrong. */
+  private async attempt(channel: OutboxChannel, row: OutboxRow): Promise<{ error: string; permanent: boolean } | 'skipped' | null> {
     const abort = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
@@ -212,11 +250,8 @@ export class Outbox implements OnApplicationBootstrap, BeforeApplicationShutdown
       }, channel.attemptTimeoutMs);
     });
     try {
-      await Promise.race([
-        channel.send({ id: row.id, payload: row.payload, attempt: row.attempts, createdAt: row.createdAt }, abort.signal),
-        timedOut,
-      ]);
-      return null;
+      const sent = await Promise.race([channel.send(this.deliveryOf(row), abort.signal), timedOut]);
+      return sent === 'skipped' ? 'skipped' : null;
     } catch (error) {
       const text = channel.describeError ? channel.describeError(error) : error instanceof Error ? error.message : String(error);
       return { error: text || 'The attempt failed', permanent: error instanceof PermanentDeliveryError };

@@ -14,6 +14,7 @@ import { MailLinksErrors } from './mail-links.errors';
 import { PeopleErrors } from './people.errors';
 import { hashInvitationToken, INVITATION_TTL_MS, InvitationMailing, invitationDto, PeopleService } from './people.service';
 import { UsersRepository } from './users.repository';
+import { OutboxRowState } from '../outbox/outbox.repository';
 
 /**
  * Invitations by mail (decisions.md, "Trust", Mail): with mail on, an invitation's link goes only to the invited
@@ -92,8 +93,12 @@ function oneLine(text: string): string {
   return text.replace(/[\r\n]+/g, ' ').slice(0, 200);
 }
 
-function deliveryDto(state: { state: 'pending' | 'succeeded' | 'failed'; attempts: number; lastError: string | null }): InvitationDeliveryDto {
-  const delivery: InvitationDeliveryDto = { state: state.state === 'succeeded' ? 'sent' : state.state, attempts: state.attempts };
+function deliveryDto(state: OutboxRowState): InvitationDeliveryDto {
+  // A mail row is never skipped (only a queue's rows are); were it ever, it was not sent.
+  const delivery: InvitationDeliveryDto = {
+    state: state.state === 'succeeded' ? 'sent' : state.state === 'skipped' ? 'failed' : state.state,
+    attempts: state.attempts,
+  };
   if (state.lastError !== null) delivery.lastError = state.lastError;
   return delivery;
 }

@@ -4,7 +4,7 @@ import { ReviewHistoryRow } from './review-settings.repository';
 
 /**
  * What hears of a committed change of the review setting (after the commit): the console's event stream
- * (`review-setting` with the history entry's id), and later the webhooks (`review-setting.changed`).
+ * (`review-setting` with the history entry's id). Its webhook event is written in the change's transaction (ReviewService).
  */
 @Injectable()
 export class ReviewEvents {

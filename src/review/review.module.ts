@@ -5,10 +5,11 @@ import { ReviewEvents } from './review-events';
 import { ReviewSettingsModule } from './review-settings.module';
 import { ReviewController } from './review.controller';
 import { ReviewService } from './review.service';
+import { WebhookEventsModule } from '../webhooks/webhook-events.module';
 
 /** The review setting's routes: GET/PUT /v1/organization/review and its history (change requests, issue 34). */
 @Module({
-  imports: [OrganizationsModule, FlagsModule, ReviewSettingsModule],
+  imports: [OrganizationsModule, FlagsModule, ReviewSettingsModule, WebhookEventsModule],
   controllers: [ReviewController],
   providers: [ReviewService, ReviewEvents],
   exports: [ReviewSettingsModule],

@@ -7,7 +7,8 @@ import { Transactions } from '../database/transactions';
 import { FlagSchedulesRepository } from '../flags/schedules/flag-schedules.repository';
 import { OrganizationsErrors } from '../organizations/organizations.errors';
 import { OrganizationsRepository } from '../organizations/organizations.repository';
-import { ReviewHistoryPageDto, ReviewHistoryQueryDto, ReviewSettingDto } from './dto/review-setting.dto';
+import { WebhookEvents } from '../webhooks/webhook-events';
+import { ReviewHistoryEntryDto, ReviewHistoryPageDto, ReviewHistoryQueryDto, ReviewSettingDto } from './dto/review-setting.dto';
 import { REVIEW_REQUIRED } from './review-gate';
 import { ReviewHistoryRow, ReviewSetting, ReviewSettings } from './review-settings.repository';
 
@@ -15,7 +16,7 @@ import { ReviewHistoryRow, ReviewSetting, ReviewSettings } from './review-settin
  * An organization's review setting, read by its members and changed by its admins. A change runs under the
  * organization's row lock (concurrent changes queue; flag writes, which take the same lock, see the setting before or
  * after, never half of it), stores the setting and appends its history row; turning review on fails the pending
- * schedules, which would otherwise apply unreviewed.
+ * schedules, which would otherwise apply unreviewed. Its webhook event is written in the same transaction.
  */
 @Injectable()
 export class ReviewService {
@@ -25,6 +26,7 @@ export class ReviewService {
     private readonly organizations: OrganizationsRepository,
     private readonly settings: ReviewSettings,
     private readonly schedules: FlagSchedulesRepository,
+    private readonly webhooks: WebhookEvents,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
@@ -43,6 +45,7 @@ export class ReviewService {
       const now = new Date(this.clock.now());
       const appended = await this.settings.store(tx, organizationId, principal.id, before, after, now);
       if (after.required && !before.required) await this.schedules.failPendingOfOrganization(tx, organizationId, REVIEW_REQUIRED, now);
+      await this.webhooks.reviewSettingChanged(tx, organizationId, { organizationId, ...ReviewHistoryEntryDto.from(appended) });
       return appended;
     });
     return { setting: ReviewSettingDto.from(after), entry };

@@ -18,6 +18,7 @@ import { UploadController } from './signed-urls/upload.controller';
 import { UploadService } from './signed-urls/upload.service';
 import { StorageMetrics } from './storage.metrics';
 import { StorageSweeper } from './sweeper/storage-sweeper';
+import { WebhookEventsModule } from '../webhooks/webhook-events.module';
 
 /** S3 when S3_* is configured, otherwise local disk under DATA_DIR. */
 async function createObjectStore(config: AppConfig): Promise<ObjectStore> {
@@ -33,7 +34,7 @@ async function createObjectStore(config: AppConfig): Promise<ObjectStore> {
 
 /** File storage: signed uploads, the upload host, the CDN route, listing, statistics, delete and purge. */
 @Module({
-  imports: [OrganizationsModule],
+  imports: [OrganizationsModule, WebhookEventsModule],
   controllers: [StorageController, UploadController, CdnController],
   providers: [
     { provide: OBJECT_STORE, useFactory: createObjectStore, inject: [APP_CONFIG] },

@@ -65,7 +65,8 @@ export interface ChangeRequestEventData {
 export interface ReviewSettingChangedData {
   id: string;
   organizationId: string;
-  user: { id: string | null; name: string | null };
+  /** The admin who changed it. */
+  user: { id: string; name: string } | null;
   at: string;
   before: { required: boolean; approvals: number; selfApproval: boolean };
   after: { required: boolean; approvals: number; selfApproval: boolean };

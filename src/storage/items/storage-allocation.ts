@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, Clock } from '../../common/clock';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { Db, Sql } from '../../database/sql';
+import { Sql, Transaction } from '../../database/sql';
 import { Transactions } from '../../database/transactions';
 import { AllocationUsage, StorageErrors } from '../storage.errors';
 import { StorageRepository } from './storage.repository';
@@ -33,11 +33,11 @@ export class StorageAllocation {
   }
 
   /**
-   * Runs `write`, which adds `bytes` to the organization's storage, only if they fit: on the `Db` it is given,
-   * which is one transaction under the organization's row lock. Without enforcement, just runs it, on autocommit.
+   * Runs `write`, which adds `bytes` to the organization's storage, only if they fit, in one transaction under the
+   * organization's row lock. Without enforcement, just runs it in a transaction of its own (with its webhook event).
    */
-  async withinAllocation<T>(organizationId: string, bytes: number, write: (db: Db) => Promise<T>): Promise<T> {
-    if (!this.enforced) return write(this.sql);
+  async withinAllocation<T>(organizationId: string, bytes: number, write: (tx: Transaction) => Promise<T>): Promise<T> {
+    if (!this.enforced) return this.transactions.run(write);
     return this.transactions.run(async (tx) => {
       const allocation = await this.repository.lockAllocation(tx, organizationId);
       if (allocation === null) throw StorageErrors.organizationNotFound(organizationId);

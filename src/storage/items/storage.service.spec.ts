@@ -9,6 +9,8 @@ import { StorageAllocation } from './storage-allocation';
 import { StorageRepository } from './storage.repository';
 import { StorageService } from './storage.service';
 import type { OrganizationEvents } from '../../events/organization-events';
+import type { Transactions } from '../../database/transactions';
+import type { WebhookEvents } from '../../webhooks/webhook-events';
 
 describe('StorageService.statistics', () => {
   const organizationId = '0b7e4d1c-2f55-4c4e-9d1a-6f0c2a3b4c5d';
@@ -23,6 +25,8 @@ describe('StorageService.statistics', () => {
       {} as StorageAllocation,
       systemClock,
       {} as OrganizationEvents,
+      {} as Transactions,
+      {} as WebhookEvents,
     );
 
   it('reports usage against the allocation', async () => {

@@ -19,6 +19,8 @@ import { StorageAllocation } from './storage-allocation';
 import { kindOfContentType, normalizeContentType, STORAGE_KINDS } from './storage-kind';
 import { parseMetadata } from './storage-metadata';
 import { StorageRepository } from './storage.repository';
+import { Transactions } from '../../database/transactions';
+import { WebhookEvents } from '../../webhooks/webhook-events';
 
 /**
  * The /v1/storage API: signed URLs, the item list, statistics, delete and purge.
@@ -42,6 +44,8 @@ export class StorageService {
     private readonly allocation: StorageAllocation,
     @Inject(CLOCK) private readonly clock: Clock,
     private readonly events: OrganizationEvents,
+    private readonly transactions: Transactions,
+    private readonly webhooks: WebhookEvents,
   ) {}
 
   async createSignedUrl(organizationId: string, query: SignedUrlQueryDto): Promise<SignedUrlDto> {
@@ -126,7 +130,11 @@ export class StorageService {
   }
 
   async deleteItem(organizationId: string, itemId: string): Promise<MessageDto> {
-    const objectKey = await this.repository.deleteItem(this.sql, organizationId, itemId);
+    const objectKey = await this.transactions.run(async (tx) => {
+      const deleted = await this.repository.deleteItem(tx, organizationId, itemId);
+      if (deleted !== null) await this.webhooks.storageChanged(tx, organizationId, { ids: [itemId], change: 'deleted' });
+      return deleted;
+    });
     if (objectKey === null) throw StorageErrors.itemNotFound(itemId);
     this.events.announce(organizationId, { type: 'storage', ids: [itemId], change: 'deleted' });
     await this.deleteObjects([objectKey]);
@@ -143,7 +151,11 @@ export class StorageService {
       const count = await this.repository.countItems(this.sql, organizationId, filter);
       return { message: dryRunPurgeMessage(count), purgedCount: count, dryRun: true };
     }
-    const deleted = await this.repository.deleteItems(this.sql, organizationId, filter);
+    const deleted = await this.transactions.run(async (tx) => {
+      const items = await this.repository.deleteItems(tx, organizationId, filter);
+      await this.webhooks.storageChanged(tx, organizationId, { ids: items.map((item) => item.id), change: 'purged' });
+      return items;
+    });
     this.events.announce(organizationId, { type: 'storage', ids: deleted.map((item) => item.id), change: 'purged' });
     await this.deleteObjects(deleted.map((item) => item.objectKey));
     return { message: `Purged ${deleted.length} item(s)`, purgedCount: deleted.length, dryRun: false };

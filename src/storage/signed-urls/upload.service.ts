@@ -22,6 +22,8 @@ import { OBJECT_STORE, ObjectStore, objectKeyFor } from '../object-store/object-
 import { StorageErrors } from '../storage.errors';
 import { SignedUrls, UploadQuery } from './signed-urls';
 import { UploadLimits, UploadMeter } from './upload-meter';
+import { Transactions } from '../../database/transactions';
+import { WebhookEvents } from '../../webhooks/webhook-events';
 
 /**
  * The multipart metadata field as sent. The 2048-byte rule (METADATA_MAX_BYTES) is on the metadata as
@@ -52,6 +54,8 @@ export class UploadService {
     private readonly allocation: StorageAllocation,
     @Inject(CLOCK) private readonly clock: Clock,
     private readonly events: OrganizationEvents,
+    private readonly transactions: Transactions,
+    private readonly webhooks: WebhookEvents,
     @Optional() private readonly metrics?: StorageMetrics,
   ) {}
 
@@ -110,7 +114,11 @@ export class UploadService {
 
     let completed;
     try {
-      completed = await this.repository.completePending(this.sql, organizationId, mediaId, meter.checksum());
+      completed = await this.transactions.run(async (tx) => {
+        const item = await this.repository.completePending(tx, organizationId, mediaId, meter.checksum());
+        if (item) await this.webhooks.storageChanged(tx, organizationId, { ids: [mediaId], change: 'uploaded' });
+        return item;
+      });
     } catch (error) {
       await this.discard(claimed.objectKey);
       await this.repository.releaseClaim(this.sql, organizationId, mediaId).catch(() => undefined);
@@ -159,9 +167,9 @@ export class UploadService {
       }
       const contentType = normalizeContentType(form.file.mimeType) ?? 'application/octet-stream';
       const file = form.file;
-      const item = await this.allocation.withinAllocation(organizationId, file.bytes, (db) =>
-        this.repository.createComplete(
-          db,
+      const item = await this.allocation.withinAllocation(organizationId, file.bytes, async (tx) => {
+        const created = await this.repository.createComplete(
+          tx,
           {
             id: itemId,
             organizationId,
@@ -173,8 +181,10 @@ export class UploadService {
             objectKey,
           },
           file.checksum,
-        ),
-      );
+        );
+        await this.webhooks.storageChanged(tx, organizationId, { ids: [itemId], change: 'uploaded' });
+        return created;
+      });
       this.events.announce(organizationId, { type: 'storage', ids: [itemId], change: 'uploaded' });
       return UploadedItemDto.fromUpload(item, mediaUrl(this.config.urls.cdnUrl, organizationId, itemId));
     } catch (error) {

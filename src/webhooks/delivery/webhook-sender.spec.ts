@@ -108,6 +108,8 @@ describe('postWebhook', () => {
     const target = await receiver(answerWith(204));
     await postWebhook(post({ url: `http://alice:hunter%202@127.0.0.1:${target.port}/` }));
     expect(target.hits[0].headers.authorization).toBe(`Basic ${Buffer.from('alice:hunter 2').toString('base64')}`);
+    await postWebhook(post({ url: `http://bob:100%zz@127.0.0.1:${target.port}/` }));
+    expect(target.hits[1].headers.authorization).toBe(`Basic ${Buffer.from('bob:100%zz').toString('base64')}`);
   });
 
   it('answers a 500 with the first 1,024 bytes of a 10 KB body', async () => {

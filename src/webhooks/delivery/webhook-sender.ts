@@ -124,7 +124,7 @@ export async function postWebhook(post: WebhookPost): Promise<WebhookResponse> {
       port: url.port === '' ? undefined : Number(url.port),
       path: url.pathname + url.search,
       // User info is the receiver's Basic credentials, as curl sends it.
-      auth: url.username || url.password ? `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` : undefined,
+      auth: url.username || url.password ? `${percentDecoded(url.username)}:${percentDecoded(url.password)}` : undefined,
       headers: {
         'content-type': 'application/json',
         ...post.headers,
@@ -207,6 +207,15 @@ function guardedLookup(lookup: Lookup, allowPrivate: boolean): LookupFunction {
 /** A socket or TLS error's own words: Node's carry addresses and codes, never the request's path or headers. */
 function describeError(error: NodeJS.ErrnoException): string {
   return error.code && !error.message.includes(error.code) ? `${error.message} (${error.code})` : error.message;
+}
+
+/** User info as typed: the URL parser leaves a stray `%` as it is, which decodeURIComponent would throw on. */
+function percentDecoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 function elapsedSince(started: number): number {

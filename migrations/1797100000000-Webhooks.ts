@@ -53,9 +53,7 @@ export class Webhooks1797100000000 implements MigrationInterface {
     await queryRunner.query(`ALTER TABLE outbox ADD COLUMN ordering_key text, ADD COLUMN sequence bigint`);
     await queryRunner.query(`ALTER TABLE outbox DROP CONSTRAINT outbox_state`);
     await queryRunner.query(`ALTER TABLE outbox ADD CONSTRAINT outbox_state CHECK (state IN ('pending', 'succeeded', 'failed', 'skipped'))`);
-    await queryRunner.query(
-      `ALTER TABLE outbox ADD CONSTRAINT outbox_ordered_has_sequence CHECK ((ordering_key IS NULL) = (sequence IS NULL))`,
-    );
+    await queryRunner.query(`ALTER TABLE outbox ADD CONSTRAINT outbox_ordered_has_sequence CHECK ((ordering_key IS NULL) = (sequence IS NULL))`);
     await queryRunner.query(`CREATE UNIQUE INDEX outbox_ordering ON outbox (channel, ordering_key, sequence) WHERE ordering_key IS NOT NULL`);
     await queryRunner.query(`CREATE INDEX outbox_settled ON outbox (created_at) WHERE state <> 'pending'`);
 

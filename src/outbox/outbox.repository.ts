@@ -130,7 +130,9 @@ export class OutboxRepository {
 
   /** Not sent, for good: the channel found nothing to send it to (an endpoint disabled or deleted since). */
   skip(row: OutboxRow, now: Date): Promise<void> {
-    return this.settle(row, now, (db) => db.rows<{ id: string }>(`UPDATE outbox SET state = 'skipped' WHERE id = $1 AND state = 'pending' RETURNING id`, [row.id]));
+    return this.settle(row, now, (db) =>
+      db.rows<{ id: string }>(`UPDATE outbox SET state = 'skipped' WHERE id = $1 AND state = 'pending' RETURNING id`, [row.id]),
+    );
   }
 
   /**

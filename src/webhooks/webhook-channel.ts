@@ -6,7 +6,8 @@ import { Transactions } from '../database/transactions';
 import { Outbox } from '../outbox/outbox';
 import { OutboxChannel, OutboxDelivery, PermanentDeliveryError } from '../outbox/outbox-channel';
 import { RetryPolicy } from '../outbox/retry-policy';
-import { postWebhook, redactUrl, WEBHOOK_ATTEMPT_TIMEOUT_MS, WebhookSendError } from './delivery/webhook-sender';
+import { postWebhook, WEBHOOK_ATTEMPT_TIMEOUT_MS, WebhookSendError } from './delivery/webhook-sender';
+import { redactUrl } from './delivery/webhook-url';
 import { renderWebhook } from './format/webhook-render';
 import { webhookHeaders } from './format/webhook-signature';
 import { WEBHOOK_CHANNEL, WebhookDeliveryPayload, WebhookEndpointRow, WebhooksRepository } from './webhooks.repository';
@@ -68,7 +69,15 @@ export class WebhookChannel implements OutboxChannel<WebhookDeliveryPayload> {
     const record = { endpointId: endpoint.id, outboxId, eventId: event.id, attempt };
     if (!this.config.webhooks.allowHttp && new URL(endpoint.url).protocol !== 'https:') {
       const error = 'The URL is http and WEBHOOK_ALLOW_HTTP is off: not sent';
-      await this.webhooks.insertAttempt(this.sql, { ...record, status: 'failed', responseStatus: null, durationMs: 0, responseExcerpt: null, error, at: new Date(now) });
+      await this.webhooks.insertAttempt(this.sql, {
+        ...record,
+        status: 'failed',
+        responseStatus: null,
+        durationMs: 0,
+        responseExcerpt: null,
+        error,
+        at: new Date(now),
+      });
       throw new AnsweredError(error);
     }
     let answer;
@@ -121,7 +130,11 @@ export class WebhookChannel implements OutboxChannel<WebhookDeliveryPayload> {
       if (await this.webhooks.disable(tx, payload.endpointId, reason, at)) await this.outbox.skipQueue(tx, WEBHOOK_CHANNEL, payload.endpointId);
     });
     const endpoint = await this.webhooks.forDelivery(this.sql, payload.endpointId);
-    this.logger.warn({ endpointId: payload.endpointId, url: endpoint ? redactUrl(endpoint.url) : undefined, msg: `webhook endpoint disabled: ${reason}` });
+    this.logger.warn({
+      endpointId: payload.endpointId,
+      url: endpoint ? redactUrl(endpoint.url) : undefined,
+      msg: `webhook endpoint disabled: ${reason}`,
+    });
   }
 
   describeError(error: unknown): string {

@@ -25,7 +25,10 @@ export class WebhookRetention implements OnApplicationBootstrap, BeforeApplicati
   ) {}
 
   onApplicationBootstrap(): void {
-    this.timer = this.clock.every(HOUR, () => void this.purge().catch((error: Error) => this.logger.warn(`Webhook retention waits: ${error.message}`)));
+    this.timer = this.clock.every(
+      HOUR,
+      () => void this.purge().catch((error: Error) => this.logger.warn(`Webhook retention waits: ${error.message}`)),
+    );
   }
 
   beforeApplicationShutdown(): void {

@@ -171,7 +171,8 @@ export class WebhooksController {
   @MemberRoute('admin', ADMINS)
   @ApiOperation({
     summary: 'Send an event to the endpoint again (admins)',
-    description: 'Any event the endpoint had a delivery of in the last 7 days (sent, failed or skipped), with the same `webhook-id`, after what waits for it.',
+    description:
+      'Any event the endpoint had a delivery of in the last 7 days (sent, failed or skipped), with the same `webhook-id`, after what waits for it.',
   })
   @ApiParam({ name: 'eventId', description: 'The event (`webhook-id`)', example: 'msg_2Xk9fQ0m1bV7yTq8LwZ3Ug' })
   @ApiAcceptedResponse({ type: WebhookEventQueuedDto })

@@ -12,7 +12,8 @@ export enum WebhooksErrorCode {
 export const WebhooksErrors = {
   /** A URL the safety rules refuse: the message names the field (`url …`). */
   invalid: (message: string) => new DomainError(HttpStatus.BAD_REQUEST, WebhooksErrorCode.VALIDATION_ERROR, message),
-  notFound: (id: string) => new DomainError(HttpStatus.NOT_FOUND, WebhooksErrorCode.WEBHOOK_NOT_FOUND, `Webhook endpoint ${id} not found in this organization`),
+  notFound: (id: string) =>
+    new DomainError(HttpStatus.NOT_FOUND, WebhooksErrorCode.WEBHOOK_NOT_FOUND, `Webhook endpoint ${id} not found in this organization`),
   deliveryNotFound: (eventId: string) =>
     new DomainError(
       HttpStatus.NOT_FOUND,
@@ -22,5 +23,9 @@ export const WebhooksErrors = {
   limit: (max: number) =>
     new DomainError(HttpStatus.CONFLICT, WebhooksErrorCode.WEBHOOK_LIMIT, `An organization has at most ${max} webhook endpoints; delete one first`),
   disabled: (what: string) =>
-    new DomainError(HttpStatus.CONFLICT, WebhooksErrorCode.WEBHOOK_DISABLED, `The endpoint is disabled: enable it (PATCH {enabled: true}) to ${what}`),
+    new DomainError(
+      HttpStatus.CONFLICT,
+      WebhooksErrorCode.WEBHOOK_DISABLED,
+      `The endpoint is disabled: enable it (PATCH {enabled: true}) to ${what}`,
+    ),
 };

@@ -76,11 +76,15 @@ const ENDPOINT_COLUMNS = `id, organization_id AS "organizationId", url, descript
 @Injectable()
 export class WebhooksRepository {
   /** The organization's endpoints that subscribe to `type`, enabled or not, by id (the order their queues are locked in). */
-  subscribers(tx: Transaction, organizationId: string, type: WebhookEventType): Promise<{ id: string; enabled: boolean; flagKeys: string[] | null }[]> {
-    return tx.rows(
-      `SELECT id, enabled, flag_keys AS "flagKeys" FROM webhook_endpoints WHERE organization_id = $1 AND $2 = ANY(events) ORDER BY id`,
-      [organizationId, type],
-    );
+  subscribers(
+    tx: Transaction,
+    organizationId: string,
+    type: WebhookEventType,
+  ): Promise<{ id: string; enabled: boolean; flagKeys: string[] | null }[]> {
+    return tx.rows(`SELECT id, enabled, flag_keys AS "flagKeys" FROM webhook_endpoints WHERE organization_id = $1 AND $2 = ANY(events) ORDER BY id`, [
+      organizationId,
+      type,
+    ]);
   }
 
   async insertEvent(tx: Transaction, event: WebhookEvent): Promise<void> {
@@ -223,7 +227,12 @@ export class WebhooksRepository {
    * next attempt (pending, at the time it is due, or when it was written while it queues behind another) or was
    * never sent (skipped).
    */
-  async deliveries(db: Db, endpointId: string, since: Date, window: { offset: number; limit: number }): Promise<{ rows: DeliveryLine[]; total: number }> {
+  async deliveries(
+    db: Db,
+    endpointId: string,
+    since: Date,
+    window: { offset: number; limit: number },
+  ): Promise<{ rows: DeliveryLine[]; total: number }> {
     const lines = `
       SELECT a.event_id AS "eventId", e.type, a.attempt, a.status, a.response_status AS "responseStatus", a.duration_ms AS "durationMs",
              a.response_excerpt AS "responseExcerpt", a.error, a.at
@@ -274,5 +283,4 @@ export class WebhooksRepository {
     ]);
     return counts.reduce((sum, rows) => sum + rows.length, 0);
   }
-
 }

@@ -54,7 +54,14 @@ export class WebhooksService {
 
   async list(organizationId: string): Promise<WebhookEndpointListDto> {
     const rows = await this.webhooks.list(this.sql, organizationId);
-    const last = new Map((await this.webhooks.lastAttempts(this.sql, rows.map((row) => row.id))).map((attempt) => [attempt.endpointId, attempt]));
+    const last = new Map(
+      (
+        await this.webhooks.lastAttempts(
+          this.sql,
+          rows.map((row) => row.id),
+        )
+      ).map((attempt) => [attempt.endpointId, attempt]),
+    );
     return { results: rows.map((row) => this.dto(row, last.get(row.id))) };
   }
 

@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, getSchemaPath } from '@nestjs/swagger';
 import {
   ArrayMaxSize,
   ArrayMinSize,
@@ -138,10 +138,12 @@ export class UpdateWebhookDto {
 
 export class WebhookLastDeliveryDto {
   @ApiProperty({ enum: ['succeeded', 'failed'] }) status: 'succeeded' | 'failed';
-  @ApiProperty({ type: Number, nullable: true, description: 'The HTTP status answered; null when there was no answer' }) responseStatus: number | null;
+  @ApiProperty({ type: Number, nullable: true, description: 'The HTTP status answered; null when there was no answer' }) responseStatus:
+    number | null;
   @ApiProperty({ format: 'date-time' }) at: string;
 }
 
+@ApiExtraModels(WebhookLastDeliveryDto)
 export class WebhookEndpointDto {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ example: 'https://hooks.example.com/flagstore' }) url: string;
@@ -165,7 +167,10 @@ export class WebhookEndpointDto {
     description: 'Until when deliveries are also signed with the previous secret (24 h after a rotation); null: only the current one',
   })
   previousSecretExpiresAt: string | null;
-  @ApiProperty({ type: WebhookLastDeliveryDto, nullable: true, description: 'The latest attempt, if any' })
+  @ApiProperty({
+    description: 'The latest attempt, if any',
+    oneOf: [{ $ref: getSchemaPath(WebhookLastDeliveryDto) }, { type: 'object', nullable: true, enum: [null] }],
+  })
   lastDelivery: WebhookLastDeliveryDto | null;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ format: 'date-time' }) updatedAt: string;
@@ -200,9 +205,16 @@ export class WebhookDeliveryDto {
   @ApiProperty({ type: Number, nullable: true }) responseStatus: number | null;
   @ApiProperty({ type: Number, nullable: true }) durationMs: number | null;
   @ApiProperty({ type: String, nullable: true, description: 'The first 1 KB of the answer' }) responseExcerpt: string | null;
-  @ApiProperty({ type: String, nullable: true, description: 'Why an attempt got no answer (a timeout, a refused address), or the last failure of a pending one' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Why an attempt got no answer (a timeout, a refused address), or the last failure of a pending one',
+  })
   error: string | null;
-  @ApiProperty({ format: 'date-time', description: 'When the attempt ended; for a pending one when it is due; for a skipped one when the event came' })
+  @ApiProperty({
+    format: 'date-time',
+    description: 'When the attempt ended; for a pending one when it is due; for a skipped one when the event came',
+  })
   at: string;
 }
 
@@ -214,4 +226,3 @@ export class WebhookDeliveryPageDto {
 }
 
 export class WebhookDeliveryQueryDto extends PageQueryDto {}
-

@@ -300,7 +300,7 @@ function reviewSetting(
   org: string,
   m: ChatMarkup,
 ): WebhookSummary {
-  const who = personName(data.user.name, m);
+  const who = personName(data.user?.name ?? null, m);
   const { before, after } = data;
   const approvals = (n: number): string => `${n} ${n === 1 ? 'approval' : 'approvals'}`;
   const self = (on: boolean): string => `self-approval ${on ? 'on' : 'off'}`;

@@ -3,7 +3,7 @@ import { discordEscape, neutraliseMentions, oneLine, SLACK_MARKUP } from './chat
 import { WebhookSummary } from './webhook-summary';
 
 /** Slack's limits (api.slack.com, "Blocks" reference): a message's text, its blocks, a section's text and fields. */
-export const SLACK_LIMITS = { text: 40_000, blocks: 50, sectionText: 3_000, fields: 10, fieldText: 2_000, contextElements: 10 } as const;
+export const SLACK_LIMITS = { text: 40_000, blocks: 50, sectionText: 3_000, fields: 10, fieldText: 2_000 } as const;
 
 /** Discord's limits (discord.com/developers, "Message Resource", embed limits). */
 export const DISCORD_LIMITS = {

@@ -3,7 +3,7 @@ import { discordEscape, neutraliseMentions, oneLine, SLACK_MARKUP } from './chat
 import { WebhookSummary } from './webhook-summary';
 
 /** Slack's limits (api.slack.com, "Blocks" reference): a message's text, its blocks, a section's text and fields. */
-export const SLACK_LIMITS = { text: 40_000, blocks: 50, sectionText: 3_000, fields: 10, fieldText: 2_000, contextElements: 10 } as const;
+export const SLACK_LIMITS = { text: 40_000, blocks: 50, sectionText: 3_000, fields: 10, fieldText: 2_000 } as const;
 
 /** Discord's limits (discord.com/developers, "Message Resource", embed limits). */
 export const DISCORD_LIMITS = {
@@ -18,6 +18,9 @@ export const DISCORD_LIMITS = {
   /** Title, description, fields' names and values, footer and author of all the message's embeds together. */
   embedTotal: 6_000,
 } as const;
+
+/** Sections for the list of flags or files: ten lines at their longest need four; the message stays far below 50 blocks. */
+const SLACK_LIST_SECTIONS = 5;
 
 export interface SlackBody {
   /** The notification's text, and what clients without blocks show. */
@@ -45,8 +48,9 @@ export function slackBody(summary: WebhookSummary, context: WebhookRenderContext
   const m = SLACK_MARKUP;
   const headline = lastResortClamp(summary.headline, SLACK_LIMITS.sectionText);
   const blocks: Record<string, unknown>[] = [{ type: 'section', text: { type: 'mrkdwn', text: headline } }];
-  const list = fitLines(summary.lines, summary.more, SLACK_LIMITS.sectionText);
-  if (list) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: list } });
+  for (const list of packLines(summary.lines, summary.more, SLACK_LIMITS.sectionText, SLACK_LIST_SECTIONS)) {
+    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: list } });
+  }
   const notes = summary.notes.slice(0, SLACK_LIMITS.fields);
   if (notes.length > 0) {
     blocks.push({
@@ -74,7 +78,7 @@ export function discordBody(summary: WebhookSummary, context: WebhookRenderConte
   // A footer shows no markdown, so only mentions are broken (allowed_mentions would keep them silent anyway).
   const footer = { text: `${neutraliseMentions(oneLine(context.organizationName, 100))} · Flagstore` };
   const used = title.length + footer.text.length + fields.reduce((sum, field) => sum + field.name.length + field.value.length, 0);
-  const description = fitLines(summary.lines, summary.more, Math.min(DISCORD_LIMITS.description, DISCORD_LIMITS.embedTotal - used));
+  const [description] = packLines(summary.lines, summary.more, Math.min(DISCORD_LIMITS.description, DISCORD_LIMITS.embedTotal - used), 1);
   const embed: DiscordEmbed = {
     title,
     ...(summary.url ? { url: summary.url } : {}),
@@ -87,23 +91,45 @@ export function discordBody(summary: WebhookSummary, context: WebhookRenderConte
 }
 
 /**
- * The lines that fit in `budget` characters, whole, and "and N more" for the rest (those not listed by the summary
- * and those that did not fit). Empty when there is nothing to list.
+ * The lines, whole, in at most `pieces` texts of at most `budget` characters each (Slack's list spans several sections,
+ * Discord's is one description), and "and N more" after them for the rest: those the summary did not list and those
+ * that did not fit. Nothing when there is nothing to list.
  */
-export function fitLines(lines: readonly string[], more: number, budget: number): string {
-  if (budget <= 0) return '';
-  const kept: string[] = [];
-  let used = 0;
+export function packLines(lines: readonly string[], more: number, budget: number, pieces: number): string[] {
+  if (budget <= 0 || pieces <= 0) return [];
+  const packed: string[][] = [];
+  let size = 0;
   for (const line of lines) {
-    const rest = more + lines.length - kept.length - 1;
-    const tail = rest > 0 ? andMore(rest).length + 1 : 0;
-    if (used + line.length + (kept.length > 0 ? 1 : 0) + tail > budget) break;
-    kept.push(line);
-    used += line.length + (kept.length > 1 ? 1 : 0);
+    const current = packed[packed.length - 1];
+    if (current && size + 1 + line.length <= budget) {
+      current.push(line);
+      size += 1 + line.length;
+    } else if (packed.length < pieces && line.length <= budget) {
+      packed.push([line]);
+      size = line.length;
+    } else break;
   }
-  const rest = more + lines.length - kept.length;
-  if (rest > 0) kept.push(andMore(rest));
-  return lastResortClamp(kept.join('\n'), budget);
+  let rest = more + lines.length - packed.reduce((sum, piece) => sum + piece.length, 0);
+  while (rest > 0) {
+    const last = packed[packed.length - 1];
+    const tail = andMore(rest);
+    if (last && size + 1 + tail.length <= budget) {
+      last.push(tail);
+      break;
+    }
+    if (packed.length < pieces && tail.length <= budget) {
+      packed.push([tail]);
+      break;
+    }
+    if (!last) return [lastResortClamp(tail, budget)];
+    // No room for the tail: the last listed line gives its place to it.
+    last.pop();
+    rest += 1;
+    if (last.length === 0) packed.pop();
+    if (packed.length === 0) return [lastResortClamp(andMore(rest), budget)];
+    size = packed[packed.length - 1].join('\n').length;
+  }
+  return packed.map((piece) => lastResortClamp(piece.join('\n'), budget));
 }
 
 function andMore(n: number): string {

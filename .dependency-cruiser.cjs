@@ -9,7 +9,7 @@ const LAYERS = [
   { name: 'platform', folders: ['redis', 'invalidation', 'metrics', 'health', 'logging', 'http', 'rate-limit', 'outbox', 'mail'] },
   { name: 'identity', folders: ['auth'] },
   { name: 'tenants', folders: ['organizations', 'own-organizations', 'people', 'quota'] },
-  { name: 'features', folders: ['audit', 'events', 'flags', 'flag-config', 'storage', 'review', 'change-requests'] },
+  { name: 'features', folders: ['audit', 'events', 'flags', 'flag-config', 'storage', 'review', 'change-requests', 'webhooks'] },
   { name: 'edge', folders: ['app', 'cli', 'console'] },
 ];
 

@@ -11,6 +11,8 @@ import { VerifyEmail } from './pages/VerifyEmail';
 import { Promote } from './pages/Promote';
 import { ServedConfig } from './pages/ServedConfig';
 import { Storage } from './pages/Storage';
+import { WebhookEndpointPage } from './pages/WebhookEndpoint';
+import { Webhooks } from './pages/Webhooks';
 import { NewFlag } from './pages/NewFlag';
 import { NoOrganization } from './components/NewOrganization';
 import { safeReturnTo, SignIn } from './pages/SignIn';
@@ -37,6 +39,8 @@ const TITLES: Record<string, string> = {
   served: 'What servers receive',
   'change-requests': 'Change requests',
   'change-request': 'Change request',
+  webhooks: 'Webhooks',
+  webhook: 'Webhook endpoint',
   invitation: 'Invitation',
   'forgot-password': 'Reset your password',
   'password-reset': 'Choose a new password',
@@ -68,7 +72,19 @@ function Pages() {
     if (session && route.name === 'sign-in') navigate(safeReturnTo(search.get('returnTo')), { replace: true });
   }, [session, route.name, search]);
 
-  if (session === undefined) return <p className="loading">Loading…</p>;
+  // A link into one organization (a webhook message's `?org=`): there when this person is a member of it (otherwise
+  // where they are), and the parameter is dropped either way, so a reload or a copied address does not switch again.
+  const linkedOrganization = session ? search.get('org') : null;
+  useEffect(() => {
+    if (!session || linkedOrganization === null) return;
+    const rest = new URLSearchParams(location.search);
+    rest.delete('org');
+    const here = `${location.pathname}${rest.toString() ? `?${rest}` : ''}`;
+    if (session.organizations.some((org) => org.id === linkedOrganization)) session.switchOrganization(linkedOrganization, here, { replace: true });
+    else navigate(here, { replace: true });
+  }, [session, linkedOrganization]);
+
+  if (session === undefined || linkedOrganization !== null) return <p className="loading">Loading…</p>;
   if (route.name === 'invitation') return <Invitation token={route.token} />;
   if (route.name === 'forgot-password') return <ForgotPassword />;
   if (route.name === 'password-reset') return <PasswordReset token={route.token} />;
@@ -101,6 +117,10 @@ function pageOf(route: Route) {
       return <ChangeRequests />;
     case 'change-request':
       return <ChangeRequest key={route.id} id={route.id} />;
+    case 'webhooks':
+      return <Webhooks />;
+    case 'webhook':
+      return <WebhookEndpointPage key={route.id} id={route.id} />;
     default:
       return (
         <main id="main">

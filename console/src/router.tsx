@@ -15,6 +15,8 @@ export type Route =
   | { name: 'served' }
   | { name: 'change-requests' }
   | { name: 'change-request'; id: string }
+  | { name: 'webhooks' }
+  | { name: 'webhook'; id: string }
   | { name: 'invitation'; token: string }
   | { name: 'forgot-password' }
   | { name: 'password-reset'; token: string }
@@ -33,6 +35,8 @@ export function routeOf(pathname: string): Route {
   if (parts.length === 1 && parts[0] === 'served') return { name: 'served' };
   if (parts.length === 1 && parts[0] === 'change-requests') return { name: 'change-requests' };
   if (parts.length === 2 && parts[0] === 'change-requests') return { name: 'change-request', id: decodeURIComponent(parts[1]) };
+  if (parts.length === 1 && parts[0] === 'webhooks') return { name: 'webhooks' };
+  if (parts.length === 2 && parts[0] === 'webhooks') return { name: 'webhook', id: decodeURIComponent(parts[1]) };
   if (parts.length === 2 && parts[0] === 'invitations') return { name: 'invitation', token: decodeURIComponent(parts[1]) };
   if (parts.length === 1 && parts[0] === 'password-reset') return { name: 'forgot-password' };
   if (parts.length === 2 && parts[0] === 'password-reset') return { name: 'password-reset', token: decodeURIComponent(parts[1]) };

@@ -16,8 +16,11 @@ export interface Session {
   isAdmin: boolean;
   /** Whether "New organization" would work now (ORGANIZATION_CREATION, ORGANIZATIONS_PER_USER), and why not. */
   organizationCreation: SessionBody['organizationCreation'];
-  /** Moves to another of the person's organizations, on its flag list or on `path` there (a change request made from elsewhere). */
-  switchOrganization(id: string, path?: string): void;
+  /**
+   * Moves to another of the person's organizations, on its flag list or on `path` there (a change request made from
+   * elsewhere); `replace` stays on the same history entry (a link's `?org=` taken in).
+   */
+  switchOrganization(id: string, path?: string, options?: { replace?: boolean }): void;
   /**
    * Reads the session again after the person's organizations changed (one created, renamed, deleted), staying in the
    * current organization or moving to `switchTo`; one that is gone falls back to the first.
@@ -75,11 +78,11 @@ export function SessionProvider({ children }: { children: ReactNode }) {
         signedIn(next);
         if (switchTo) navigate('/flags');
       },
-      switchOrganization(id, path = '/flags') {
+      switchOrganization(id, path = '/flags', options = {}) {
         localStorage.setItem(LAST_ORGANIZATION, id);
         setCredentials({ organizationId: id, csrfToken: body.csrfToken });
         setOrganizationId(id);
-        navigate(path);
+        navigate(path, options);
       },
       async signOut() {
         await ok(api.POST('/v1/auth/logout'), { signInOn401: false }).catch(() => undefined);

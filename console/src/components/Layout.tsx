@@ -47,6 +47,7 @@ export function Layout({ title, children }: { title: string; children: ReactNode
           </Link>
           <Link to="/promote">Promote</Link>
           <Link to="/organization">People and keys</Link>
+          {session.isAdmin && <Link to="/webhooks">Webhooks</Link>}
         </nav>
         <div className="who">
           {session.organizations.length > 1 || canCreate ? (

@@ -75,7 +75,7 @@ class WebhookEndpointFields {
   @MaxLength(64, { each: true, message: 'flagKeys must hold flag keys of at most 64 characters' })
   flagKeys?: string[] | null;
 
-  @ApiProperty({ required: false, nullable: true, maxLength: MAX_WEBHOOK_DESCRIPTION_LENGTH, example: 'Live-ops channel' })
+  @ApiProperty({ type: String, required: false, nullable: true, maxLength: MAX_WEBHOOK_DESCRIPTION_LENGTH, example: 'Live-ops channel' })
   @IsOptional()
   @ValidateIf((_, value) => value !== null)
   @IsString({ message: 'description must be a string' })
@@ -118,7 +118,7 @@ export class UpdateWebhookDto {
   @MaxLength(64, { each: true, message: 'flagKeys must hold flag keys of at most 64 characters' })
   flagKeys?: string[] | null;
 
-  @ApiProperty({ required: false, nullable: true, maxLength: MAX_WEBHOOK_DESCRIPTION_LENGTH })
+  @ApiProperty({ type: String, required: false, nullable: true, maxLength: MAX_WEBHOOK_DESCRIPTION_LENGTH })
   @IsOptional()
   @ValidateIf((_, value) => value !== null)
   @IsString({ message: 'description must be a string' })

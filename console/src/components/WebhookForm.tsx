@@ -50,11 +50,7 @@ export function WebhookForm({
 
   return (
     <form onSubmit={save} noValidate className="flag-form">
-      <Field
-        label="URL"
-        help="Where deliveries are POSTed: an https URL (a Slack or Discord webhook URL for those formats)."
-        error={errorOf('url')}
-      >
+      <Field label="URL" help="Where deliveries are POSTed: an https URL (a Slack or Discord webhook URL for those formats)." error={errorOf('url')}>
         {(props) => <input {...props} type="url" value={url} onChange={(event) => setUrl(event.target.value)} />}
       </Field>
       <Field label="Description (optional)" error={errorOf('description')}>

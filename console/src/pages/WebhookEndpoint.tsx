@@ -155,9 +155,7 @@ function Overview({ endpoint }: { endpoint: WebhookEndpoint }) {
         </div>
       )}
       {rotating && (
-        <p className="meta">
-          The previous secret also signs deliveries until {new Date(endpoint.previousSecretExpiresAt!).toLocaleString()}.
-        </p>
+        <p className="meta">The previous secret also signs deliveries until {new Date(endpoint.previousSecretExpiresAt!).toLocaleString()}.</p>
       )}
     </>
   );
@@ -233,7 +231,9 @@ function Actions({
           void setEnabled(false);
         }}
       >
-        <p>Nothing is sent to it while it is disabled: its events, and those waiting for it now, are recorded as skipped until it is enabled again.</p>
+        <p>
+          Nothing is sent to it while it is disabled: its events, and those waiting for it now, are recorded as skipped until it is enabled again.
+        </p>
       </ConfirmDialog>
       <ConfirmDialog
         open={confirming === 'rotate'}

@@ -54,9 +54,7 @@ function WebhookList() {
   const endpoints = data?.results ?? [];
   return (
     <Layout title="Webhooks">
-      <p className="meta">
-        Each change an endpoint subscribes to is POSTed to it, in order, at least once; failures are retried for about 28 hours.
-      </p>
+      <p className="meta">Each change an endpoint subscribes to is POSTed to it, in order, at least once; failures are retried for about 28 hours.</p>
       {readProblem && (
         <p className="error" role="alert">
           {readProblem.explain()}
@@ -118,8 +116,8 @@ function SecretPanel({ created }: { created: CreatedEndpoint }) {
         <code className="link">{created.secret}</code>
       </p>
       <p>
-        Copy it now: it will not be shown again. Receivers verify each delivery’s <code>webhook-signature</code> with it (Standard
-        Webhooks); if it is lost, rotate it on the <Link to={`/webhooks/${created.id}`}>endpoint’s page</Link>.
+        Copy it now: it will not be shown again. Receivers verify each delivery’s <code>webhook-signature</code> with it (Standard Webhooks); if it is
+        lost, rotate it on the <Link to={`/webhooks/${created.id}`}>endpoint’s page</Link>.
       </p>
       <CopyButton text={created.secret} label="Copy the secret" detail={`of ${shortUrl(created.url)}`} />
     </section>

@@ -91,13 +91,13 @@ function EndpointPage({ id }: { id: string }) {
         <Link to="/webhooks">All webhooks</Link>
       </p>
       <Overview endpoint={endpoint} />
+      <Actions endpoint={endpoint} act={act} onQueued={queued} />
       <FormError message={problem?.explain()} />
       {said && (
         <p className="notice" role="status">
           {said}
         </p>
       )}
-      <Actions endpoint={endpoint} act={act} onQueued={queued} />
       <WebhookDeliveries
         endpointId={endpoint.id}
         deliveries={deliveries}
@@ -148,8 +148,8 @@ function Overview({ endpoint }: { endpoint: WebhookEndpoint }) {
       {!endpoint.enabled && (
         <div className="notice warning" role="status">
           <p>
-            <strong>Disabled{endpoint.disabledAt ? ` since ${new Date(endpoint.disabledAt).toLocaleString()}` : ''}.</strong>{' '}
-            {endpoint.disabledReason}
+            <strong>{endpoint.disabledReason ?? 'Disabled'}</strong>
+            {endpoint.disabledAt && ` (${new Date(endpoint.disabledAt).toLocaleString()})`}.
           </p>
           <p>Its events are recorded as skipped until it is enabled again; any of the last 7 days can then be redelivered.</p>
         </div>

@@ -127,7 +127,12 @@ function SecretPanel({ created }: { created: CreatedEndpoint }) {
 function EventList({ endpoint }: { endpoint: WebhookEndpoint }) {
   return (
     <>
-      <span>{endpoint.events.join(', ')}</span>
+      {endpoint.events.map((type, index) => (
+        <span key={type} className="nowrap">
+          {type}
+          {index < endpoint.events.length - 1 ? ', ' : ''}
+        </span>
+      ))}
       {endpoint.flagKeys && <div className="meta">only {endpoint.flagKeys.join(', ')}</div>}
     </>
   );
@@ -138,8 +143,8 @@ export function EndpointState({ endpoint }: { endpoint: WebhookEndpoint }) {
   if (endpoint.enabled) return <span className="state state-enabled">Enabled</span>;
   return (
     <span className="state state-disabled">
-      <strong>Disabled</strong>
-      {endpoint.disabledReason && <span className="disabled-reason">: {endpoint.disabledReason}</span>}
+      {/* The reason says "Disabled" itself: "Disabled by Maya", "Disabled: the endpoint answered 410 Gone". */}
+      <strong>{endpoint.disabledReason ?? 'Disabled'}</strong>
     </span>
   );
 }

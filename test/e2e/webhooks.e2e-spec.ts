@@ -477,6 +477,30 @@ describe('webhooks', () => {
       }
     });
 
+    it('writes the chat formats as a person would read them: who changed which flag where, from what to what, with a link', async () => {
+      await createEndpoint({ url: receiver.url('/slack'), format: 'slack' });
+      await createEndpoint({ url: receiver.url('/discord'), format: 'discord' });
+      const flag = await createFlag(t, deployKey.key, { key: newKey(), type: 'number', value: 2 });
+      await drain();
+      receiver.clear();
+      await hooks(editor).patch(`/flags/${flag.id}`).send({ type: 'number', value: 20 }).expect(200);
+      await drain();
+      const slack = receiver.received.find((delivery) => delivery.url === '/slack')!;
+      const discord = receiver.received.find((delivery) => delivery.url === '/discord')!;
+      const link = `${t.config.urls.publicUrl}/console/flags/${flag.id}?org=${org.id}`;
+      expect(Object.keys(slack.body).sort()).toEqual(['blocks', 'text']);
+      expect(slack.body.text).toContain(editor.body.user.name);
+      expect(slack.body.text).toContain(flag.key);
+      expect(slack.body.text).toContain('Live Ops');
+      expect(slack.body.text).toMatch(/2.*→.*20/);
+      expect(JSON.stringify(slack.body.blocks)).toContain(link);
+      expect(discord.body).toMatchObject({ allowed_mentions: { parse: [] }, embeds: [expect.objectContaining({ url: expect.any(String) })] });
+      const discordText = JSON.stringify(discord.body);
+      for (const words of [editor.body.user.name, flag.key, 'Live Ops', link]) expect(discordText).toContain(words);
+      // Chat formats are signed too: a relay can check them.
+      expect(slack.signatures).toHaveLength(1);
+    });
+
     it('keeps secrets, and the URL’s user info and query, out of the logs', async () => {
       const { secret, id } = await createEndpoint({ url: `http://robot:hunter2@127.0.0.1:${receiver.port}/hook?token=sesame` });
       receiver.respond = () => 500;

@@ -4,6 +4,7 @@ import { Transactions } from '../../src/database/transactions';
 import { Outbox } from '../../src/outbox/outbox';
 import { WEBHOOK_RETRY } from '../../src/webhooks/webhook-channel';
 import { WebhookEvents } from '../../src/webhooks/webhook-events';
+import { WebhookRetention } from '../../src/webhooks/webhook-retention';
 import { api, createFlag } from '../factories/flags.factory';
 import { bearer, createApiKey, createOrganization, subscribe, TestOrganization } from '../factories/organizations.factory';
 import { asSession, memberSignedIn, SignedIn, signIn } from '../factories/people.factory';
@@ -499,6 +500,28 @@ describe('webhooks', () => {
       for (const words of [editor.body.user.name, flag.key, 'Live Ops', link]) expect(discordText).toContain(words);
       // Chat formats are signed too: a relay can check them.
       expect(slack.signatures).toHaveLength(1);
+    });
+
+    it('lists deliveries for 7 days, then forgets them with their events, keeping what still waits to be sent', async () => {
+      const { id } = await createEndpoint({});
+      const flag = await createFlag(t, deployKey.key, { key: newKey() });
+      await drain();
+      const [line] = (await hooks().get(`/organization/webhooks/${id}/deliveries`).expect(200)).body.results;
+      clock.advance(6 * 24 * HOUR);
+      await signInAgain();
+      receiver.respond = () => 500;
+      await api(t, deployKey.key).patch(`/flags/${flag.id}`).send({ type: 'boolean', value: false }).expect(200);
+      await drain();
+      clock.advance(24 * HOUR + 60_000);
+      await signInAgain();
+
+      expect(await t.app.get(WebhookRetention).purge()).toBeGreaterThan(0);
+      const lines = (await hooks().get(`/organization/webhooks/${id}/deliveries`).expect(200)).body.results;
+      // The first event's delivery and attempt are gone; the second's attempt (1 day old) and its pending retry stay.
+      expect(lines.map((entry: { eventId: string }) => entry.eventId)).not.toContain(line.eventId);
+      expect(lines.map((entry: { status: string }) => entry.status).sort()).toEqual(['failed', 'pending']);
+      expect((await t.db.query(`SELECT 1 FROM webhook_events WHERE id = $1`, [line.eventId])).rowCount).toBe(0);
+      expectApiError(await hooks().post(`/organization/webhooks/${id}/deliveries/${line.eventId}/redeliver`), 404, 'WEBHOOK_DELIVERY_NOT_FOUND');
     });
 
     it('keeps secrets, and the URL’s user info and query, out of the logs', async () => {

@@ -12,6 +12,7 @@ import { uploadFile } from '../factories/storage.factory';
 import { expectApiError } from '../support/expect-error';
 import { FakeClock } from '../support/fake-clock';
 import { LogCapture } from '../support/log-capture';
+import { scrapeMetrics, TEST_METRICS_TOKEN } from '../support/metrics';
 import { ReceivedWebhook, verifyStandardWebhook, WebhookReceiver } from '../support/servers/webhook-receiver';
 import { createTestApp, TestApp } from '../support/test-app';
 
@@ -42,7 +43,7 @@ describe('webhooks', () => {
 
   beforeAll(async () => {
     await receiver.start();
-    t = await createTestApp({ ...LOOPBACK, LOG_LEVEL: 'info' }, { clock, logDestination: log });
+    t = await createTestApp({ ...LOOPBACK, LOG_LEVEL: 'info', METRICS_TOKEN: TEST_METRICS_TOKEN }, { clock, logDestination: log });
     org = await createOrganization(t, 'Live Ops');
     other = await createOrganization(t, 'Elsewhere');
     await subscribe(t, org.id);
@@ -311,6 +312,7 @@ describe('webhooks', () => {
       expect(receiver.received).toHaveLength(1);
       const endpoint = (await hooks().get(`/organization/webhooks/${id}`).expect(200)).body;
       expect(endpoint).toMatchObject({ enabled: false, disabledReason: expect.stringContaining('410 Gone'), disabledAt: clock.date().toISOString() });
+      expect((await scrapeMetrics(t)).text).toMatch(/^flagstore_outbox_deliveries_total\{channel="webhook",outcome="failed"\} [1-9]/m);
 
       receiver.respond = () => 200;
       await api(t, deployKey.key).patch(`/flags/${flag.id}`).send({ type: 'boolean', value: false }).expect(200);

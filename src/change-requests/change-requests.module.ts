@@ -15,5 +15,7 @@ import { WebhookEventsModule } from '../webhooks/webhook-events.module';
   imports: [FlagsModule, MailModule, OrganizationsModule, ReviewSettingsModule, WebhookEventsModule],
   controllers: [ChangeRequestsController],
   providers: [ChangeRequestMail, ChangeRequestsRepository, ChangeRequestsService, ChangeRequestScheduler],
+  // The review setting settles pending requests again when it changes (ReviewService).
+  exports: [ChangeRequestsRepository],
 })
 export class ChangeRequestsModule {}

@@ -255,6 +255,35 @@ export class ChangeRequestsRepository {
   }
 
   /** A member's name, or an API key's, as the request shows who acted. */
+  /**
+   * The review setting changed (`approvals`, `selfApproval`): each open or approved request of the organization is
+   * open or approved again by the approvals of its current revision that count under the new setting (the author's
+   * own only with selfApproval), in the setting's transaction. Answers the requests whose state moved.
+   */
+  reevaluatePending(
+    tx: Transaction,
+    organizationId: string,
+    rule: { approvals: number; selfApproval: boolean },
+    at: Date,
+  ): Promise<{ id: string; state: 'open' | 'approved' }[]> {
+    return tx.rows(
+      `UPDATE change_requests r SET state = settled.state, updated_at = $4
+       FROM (
+         SELECT c.id, CASE WHEN (
+             SELECT count(*) FROM change_request_reviews v
+             WHERE v.change_request_id = c.id AND v.revision = c.revision AND v.decision = 'approve'
+               AND ($3 OR c.author_type <> 'session' OR v.user_id <> c.author_id)
+           ) >= $2 THEN 'approved' ELSE 'open' END AS state
+         FROM change_requests c
+         WHERE c.organization_id = $1 AND c.state IN ('open', 'approved')
+         FOR UPDATE OF c
+       ) settled
+       WHERE r.id = settled.id AND r.state <> settled.state
+       RETURNING r.id, r.state`,
+      [organizationId, rule.approvals, rule.selfApproval, at],
+    );
+  }
+
   async nameOf(db: Db, organizationId: string, type: 'session' | 'apiKey', id: string): Promise<string | null> {
     const row =
       type === 'session'

@@ -8,6 +8,7 @@ import { FlagSchedulesRepository } from '../flags/schedules/flag-schedules.repos
 import { OrganizationsErrors } from '../organizations/organizations.errors';
 import { OrganizationsRepository } from '../organizations/organizations.repository';
 import { WebhookEvents } from '../webhooks/webhook-events';
+import { ChangeRequestsRepository } from '../change-requests/change-requests.repository';
 import { ReviewHistoryEntryDto, ReviewHistoryPageDto, ReviewHistoryQueryDto, ReviewSettingDto } from './dto/review-setting.dto';
 import { REVIEW_REQUIRED } from './review-gate';
 import { ReviewHistoryRow, ReviewSetting, ReviewSettings } from './review-settings.repository';
@@ -16,7 +17,8 @@ import { ReviewHistoryRow, ReviewSetting, ReviewSettings } from './review-settin
  * An organization's review setting, read by its members and changed by its admins. A change runs under the
  * organization's row lock (concurrent changes queue; flag writes, which take the same lock, see the setting before or
  * after, never half of it), stores the setting and appends its history row; turning review on fails the pending
- * schedules, which would otherwise apply unreviewed. Its webhook event is written in the same transaction.
+ * schedules, which would otherwise apply unreviewed, and a change of `approvals` or `selfApproval` settles each pending
+ * change request again (open or approved by the approvals that count now). Its webhook event is written in the same transaction.
  */
 @Injectable()
 export class ReviewService {
@@ -27,6 +29,7 @@ export class ReviewService {
     private readonly settings: ReviewSettings,
     private readonly schedules: FlagSchedulesRepository,
     private readonly webhooks: WebhookEvents,
+    private readonly changeRequests: ChangeRequestsRepository,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
@@ -45,6 +48,10 @@ export class ReviewService {
       const now = new Date(this.clock.now());
       const appended = await this.settings.store(tx, organizationId, principal.id, before, after, now);
       if (after.required && !before.required) await this.schedules.failPendingOfOrganization(tx, organizationId, REVIEW_REQUIRED, now);
+      // A request approved under the old setting may lack approvals under the new one, or have enough now.
+      if (after.approvals !== before.approvals || after.selfApproval !== before.selfApproval) {
+        await this.changeRequests.reevaluatePending(tx, organizationId, after, now);
+      }
       await this.webhooks.reviewSettingChanged(tx, organizationId, { organizationId, ...ReviewHistoryEntryDto.from(appended) });
       return appended;
     });

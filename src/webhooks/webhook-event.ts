@@ -33,7 +33,7 @@ export interface WebhookFlagChange {
   /** Null for a deletion. */
   flagId: string | null;
   key: string;
-  /** The audit entry's action: created, updated, archived, unarchived, deleted, restored, ... */
+  /** The audit entry's label (`flag.create`, `flag.value.set`, `flag.delete`, ...); why, in `context`. */
   action: string;
   before: unknown;
   after: unknown;
@@ -57,7 +57,7 @@ export interface ChangeRequestEventData {
   url: string;
   /** Who did what the event reports (the reviewer of an approval or a decline; who applied it). */
   actor: WebhookActor;
-  /** A review's comment, or an override's reason; absent otherwise. */
+  /** A review's comment; on `applied`, the reason of an admin's override; on `failed`, why; absent otherwise. */
   comment?: string;
 }
 

@@ -33,6 +33,53 @@ const ADMINS = { forbidden: 'Not an admin of the organization, an API key, no X-
 const NOT_FOUND = 'WEBHOOK_NOT_FOUND: no such endpoint in this organization';
 const BAD_ID = 'webhookId is not a UUID';
 
+const ENDPOINT_EXAMPLE: WebhookEndpointDto = {
+  id: '6f1c2a9e-4b7d-4e21-9a3f-0c5d8e7b1a24',
+  url: 'https://hooks.example.com/flagstore',
+  description: 'Deploy bot',
+  events: ['flag.changed', 'change-request.opened'],
+  format: 'standard',
+  flagKeys: null,
+  enabled: true,
+  disabledReason: null,
+  disabledAt: null,
+  previousSecretExpiresAt: null,
+  lastDelivery: { status: 'succeeded', responseStatus: 200, at: '2026-12-03T09:00:01.000Z' },
+  createdAt: '2026-12-01T10:00:00.000Z',
+  updatedAt: '2026-12-01T10:00:00.000Z',
+};
+const SECRET_EXAMPLE = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwJ0dAbcdEfg4=';
+const QUEUED_EXAMPLE: WebhookEventQueuedDto = { eventId: 'msg_2Xk9fQ0m1bV7yTq8LwZ3Ug' };
+const DELIVERIES_EXAMPLE: WebhookDeliveryPageDto = {
+  results: [
+    {
+      eventId: 'msg_2Xk9fQ0m1bV7yTq8LwZ3Ug',
+      type: 'flag.changed',
+      attempt: 2,
+      status: 'succeeded',
+      responseStatus: 200,
+      durationMs: 84,
+      responseExcerpt: 'ok',
+      error: null,
+      at: '2026-12-03T09:00:06.000Z',
+    },
+    {
+      eventId: 'msg_2Xk9fQ0m1bV7yTq8LwZ3Ug',
+      type: 'flag.changed',
+      attempt: 1,
+      status: 'failed',
+      responseStatus: 503,
+      durationMs: 31,
+      responseExcerpt: 'Service Unavailable',
+      error: null,
+      at: '2026-12-03T09:00:01.000Z',
+    },
+  ],
+  total: 2,
+  page: 1,
+  totalPages: 1,
+};
+
 const CREATE_EXAMPLE: CreateWebhookDto = {
   url: 'https://hooks.example.com/flagstore',
   events: ['flag.changed', 'change-request.opened'],
@@ -54,7 +101,7 @@ export class WebhooksController {
   @Get()
   @MemberRoute('admin', ADMINS)
   @ApiOperation({ summary: "The organization's webhook endpoints (admins)", description: 'Never the signing secrets.' })
-  @ApiOkResponse({ type: WebhookEndpointListDto })
+  @ApiOkResponse({ type: WebhookEndpointListDto, example: { results: [ENDPOINT_EXAMPLE] } })
   list(@CurrentPrincipal() principal: SessionPrincipal): Promise<WebhookEndpointListDto> {
     return this.webhooks.list(principal.organizationId);
   }
@@ -70,7 +117,11 @@ export class WebhooksController {
       'disables the endpoint.',
   })
   @ApiJsonBody(CreateWebhookDto, { standard: { summary: 'Signed JSON for a deploy bot', value: CREATE_EXAMPLE } })
-  @ApiCreatedResponse({ type: CreatedWebhookEndpointDto, description: 'The endpoint, with its secret this once' })
+  @ApiCreatedResponse({
+    type: CreatedWebhookEndpointDto,
+    description: 'The endpoint, with its secret this once',
+    example: { ...ENDPOINT_EXAMPLE, lastDelivery: null, secret: SECRET_EXAMPLE },
+  })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: 'A malformed body, or a URL the safety rules refuse: the message names the field' })
   @ApiConflictResponse({ type: ApiErrorDto, description: `WEBHOOK_LIMIT: the organization has ${MAX_WEBHOOK_ENDPOINTS} endpoints already` })
   create(@CurrentPrincipal() principal: SessionPrincipal, @Body() dto: CreateWebhookDto): Promise<CreatedWebhookEndpointDto> {
@@ -79,8 +130,11 @@ export class WebhooksController {
 
   @Get(':webhookId')
   @MemberRoute('admin', ADMINS)
-  @ApiOperation({ summary: 'One webhook endpoint (admins)' })
-  @ApiOkResponse({ type: WebhookEndpointDto })
+  @ApiOperation({
+    summary: 'One webhook endpoint (admins)',
+    description: 'Whether it is enabled (and if not, why), its latest attempt, and until when a rotated secret still signs. Never the secret.',
+  })
+  @ApiOkResponse({ type: WebhookEndpointDto, example: ENDPOINT_EXAMPLE })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: BAD_ID })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: NOT_FOUND })
   get(@CurrentPrincipal() principal: SessionPrincipal, @UuidParam('webhookId') id: string): Promise<WebhookEndpointDto> {
@@ -96,7 +150,10 @@ export class WebhooksController {
       'again, as `skipped`; enabling starts from the next event (older ones can be redelivered).',
   })
   @ApiJsonBody(UpdateWebhookDto, { disable: { summary: 'Disable it', value: { enabled: false } } })
-  @ApiOkResponse({ type: WebhookEndpointDto })
+  @ApiOkResponse({
+    type: WebhookEndpointDto,
+    example: { ...ENDPOINT_EXAMPLE, enabled: false, disabledReason: 'Disabled by Maya', disabledAt: '2026-12-03T10:00:00.000Z' },
+  })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: 'A malformed body or id, or a URL the safety rules refuse' })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: NOT_FOUND })
   update(
@@ -125,7 +182,7 @@ export class WebhooksController {
     summary: "Rotate an endpoint's signing secret (admins)",
     description: 'For 24 hours every delivery carries two signatures, by the new and the previous secret (space-separated), so receivers can switch.',
   })
-  @ApiOkResponse({ type: RotatedWebhookSecretDto })
+  @ApiOkResponse({ type: RotatedWebhookSecretDto, example: { secret: SECRET_EXAMPLE, previousSecretExpiresAt: '2026-12-04T09:00:00.000Z' } })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: BAD_ID })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: NOT_FOUND })
   rotateSecret(@CurrentPrincipal() principal: SessionPrincipal, @UuidParam('webhookId') id: string): Promise<RotatedWebhookSecretDto> {
@@ -139,7 +196,7 @@ export class WebhooksController {
     summary: 'Send a test event (admins)',
     description: 'A `webhook.test` event for this endpoint alone, delivered like any other (signed, in order, retried); see its deliveries.',
   })
-  @ApiAcceptedResponse({ type: WebhookEventQueuedDto })
+  @ApiAcceptedResponse({ type: WebhookEventQueuedDto, example: QUEUED_EXAMPLE })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: BAD_ID })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: NOT_FOUND })
   @ApiConflictResponse({ type: ApiErrorDto, description: 'WEBHOOK_DISABLED: enable the endpoint first' })
@@ -155,7 +212,7 @@ export class WebhooksController {
       'Newest first: every attempt (status, response code, duration, the first 1 KB of the answer), each delivery waiting for its next ' +
       'attempt (`pending`) and each event that came while the endpoint was disabled (`skipped`).',
   })
-  @ApiOkResponse({ type: WebhookDeliveryPageDto })
+  @ApiOkResponse({ type: WebhookDeliveryPageDto, example: DELIVERIES_EXAMPLE })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: 'A bad id, page or limit' })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: NOT_FOUND })
   deliveries(
@@ -175,7 +232,7 @@ export class WebhooksController {
       'Any event the endpoint had a delivery of in the last 7 days (sent, failed or skipped), with the same `webhook-id`, after what waits for it.',
   })
   @ApiParam({ name: 'eventId', description: 'The event (`webhook-id`)', example: 'msg_2Xk9fQ0m1bV7yTq8LwZ3Ug' })
-  @ApiAcceptedResponse({ type: WebhookEventQueuedDto })
+  @ApiAcceptedResponse({ type: WebhookEventQueuedDto, example: QUEUED_EXAMPLE })
   @ApiBadRequestResponse({ type: ApiErrorDto, description: 'webhookId is not a UUID, or eventId is not an event id' })
   @ApiNotFoundResponse({ type: ApiErrorDto, description: `${NOT_FOUND}; WEBHOOK_DELIVERY_NOT_FOUND: no delivery of that event in 7 days` })
   @ApiConflictResponse({ type: ApiErrorDto, description: 'WEBHOOK_DISABLED: enable the endpoint first' })

@@ -53,6 +53,7 @@ describe('metrics', () => {
       'flagstore_invalidation_bus_lag_seconds',
       'flagstore_rate_limit_fallback_hits_total',
       'flagstore_rate_limit_store_outages_total',
+      'flagstore_outbox_deliveries_total',
     ]) {
       expect(text).toContain(`# TYPE ${name} `);
     }

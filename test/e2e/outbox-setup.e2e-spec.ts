@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import { Outbox1796300000000 } from '../../migrations/1796300000000-Outbox';
+import { Webhooks1797100000000 } from '../../migrations/1797100000000-Webhooks';
 import { dataSourceOptions, runMigrations } from '../../src/database/data-source-options';
 import { Transactions } from '../../src/database/transactions';
 import { Mailer } from '../../src/mail/mailer';
@@ -46,16 +47,18 @@ describe('the outbox table and mail switched off', () => {
       await owner.initialize();
       try {
         const runner = owner.createQueryRunner();
+        // The webhooks' migration builds on the outbox's: undone first, as a database from before both.
+        await new Webhooks1797100000000().down(runner);
         await new Outbox1796300000000().down(runner);
         await runner.release();
-        await owner.query(`DELETE FROM migrations WHERE name = 'Outbox1796300000000'`);
+        await owner.query(`DELETE FROM migrations WHERE name IN ('Outbox1796300000000', 'Webhooks1797100000000')`);
         await owner.query(`INSERT INTO organizations (name, storage_allocation) VALUES ('Studio from before', 1024)`);
         expect((await owner.query(`SELECT to_regclass('outbox') IS NULL AS missing`))[0].missing).toBe(true);
       } finally {
         await owner.destroy();
       }
 
-      expect(await runMigrations(database.ownerUrl, { grantTo: TEST_SERVICE_ROLE })).toEqual(['Outbox1796300000000']);
+      expect(await runMigrations(database.ownerUrl, { grantTo: TEST_SERVICE_ROLE })).toEqual(['Outbox1796300000000', 'Webhooks1797100000000']);
 
       // The app connects as the service role, which was granted the new table with the others.
       const t = await createTestApp({ SMTP_URL: smtp.url, MAIL_FROM: 'flags@studio.example' }, { databaseUrl: database.url });

@@ -4,6 +4,7 @@ import { Transactions } from '../../src/database/transactions';
 import { Outbox } from '../../src/outbox/outbox';
 import { WEBHOOK_RETRY } from '../../src/webhooks/webhook-channel';
 import { WebhookEvents } from '../../src/webhooks/webhook-events';
+import { WebhookRetention } from '../../src/webhooks/webhook-retention';
 import { api, createFlag } from '../factories/flags.factory';
 import { bearer, createApiKey, createOrganization, subscribe, TestOrganization } from '../factories/organizations.factory';
 import { asSession, memberSignedIn, SignedIn, signIn } from '../factories/people.factory';
@@ -11,6 +12,7 @@ import { uploadFile } from '../factories/storage.factory';
 import { expectApiError } from '../support/expect-error';
 import { FakeClock } from '../support/fake-clock';
 import { LogCapture } from '../support/log-capture';
+import { scrapeMetrics, TEST_METRICS_TOKEN } from '../support/metrics';
 import { ReceivedWebhook, verifyStandardWebhook, WebhookReceiver } from '../support/servers/webhook-receiver';
 import { createTestApp, TestApp } from '../support/test-app';
 
@@ -41,7 +43,7 @@ describe('webhooks', () => {
 
   beforeAll(async () => {
     await receiver.start();
-    t = await createTestApp({ ...LOOPBACK, LOG_LEVEL: 'info' }, { clock, logDestination: log });
+    t = await createTestApp({ ...LOOPBACK, LOG_LEVEL: 'info', METRICS_TOKEN: TEST_METRICS_TOKEN }, { clock, logDestination: log });
     org = await createOrganization(t, 'Live Ops');
     other = await createOrganization(t, 'Elsewhere');
     await subscribe(t, org.id);
@@ -310,6 +312,7 @@ describe('webhooks', () => {
       expect(receiver.received).toHaveLength(1);
       const endpoint = (await hooks().get(`/organization/webhooks/${id}`).expect(200)).body;
       expect(endpoint).toMatchObject({ enabled: false, disabledReason: expect.stringContaining('410 Gone'), disabledAt: clock.date().toISOString() });
+      expect((await scrapeMetrics(t)).text).toMatch(/^flagstore_outbox_deliveries_total\{channel="webhook",outcome="failed"\} [1-9]/m);
 
       receiver.respond = () => 200;
       await api(t, deployKey.key).patch(`/flags/${flag.id}`).send({ type: 'boolean', value: false }).expect(200);
@@ -475,6 +478,52 @@ describe('webhooks', () => {
       } finally {
         await hooks().put('/organization/review').send({ required: false, approvals: 1, selfApproval: false }).expect(200);
       }
+    });
+
+    it('writes the chat formats as a person would read them: who changed which flag where, from what to what, with a link', async () => {
+      await createEndpoint({ url: receiver.url('/slack'), format: 'slack' });
+      await createEndpoint({ url: receiver.url('/discord'), format: 'discord' });
+      const flag = await createFlag(t, deployKey.key, { key: newKey(), type: 'number', value: 2 });
+      await drain();
+      receiver.clear();
+      await hooks(editor).patch(`/flags/${flag.id}`).send({ type: 'number', value: 20 }).expect(200);
+      await drain();
+      const slack = receiver.received.find((delivery) => delivery.url === '/slack')!;
+      const discord = receiver.received.find((delivery) => delivery.url === '/discord')!;
+      const link = `${t.config.urls.publicUrl}/console/flags/${flag.id}?org=${org.id}`;
+      expect(Object.keys(slack.body).sort()).toEqual(['blocks', 'text']);
+      expect(slack.body.text).toContain(editor.body.user.name);
+      expect(slack.body.text).toContain(flag.key);
+      expect(slack.body.text).toContain('Live Ops');
+      expect(slack.body.text).toMatch(/2.*→.*20/);
+      expect(JSON.stringify(slack.body.blocks)).toContain(link);
+      expect(discord.body).toMatchObject({ allowed_mentions: { parse: [] }, embeds: [expect.objectContaining({ url: expect.any(String) })] });
+      const discordText = JSON.stringify(discord.body);
+      for (const words of [editor.body.user.name, flag.key, 'Live Ops', link]) expect(discordText).toContain(words);
+      // Chat formats are signed too: a relay can check them.
+      expect(slack.signatures).toHaveLength(1);
+    });
+
+    it('lists deliveries for 7 days, then forgets them with their events, keeping what still waits to be sent', async () => {
+      const { id } = await createEndpoint({});
+      const flag = await createFlag(t, deployKey.key, { key: newKey() });
+      await drain();
+      const [line] = (await hooks().get(`/organization/webhooks/${id}/deliveries`).expect(200)).body.results;
+      clock.advance(6 * 24 * HOUR);
+      await signInAgain();
+      receiver.respond = () => 500;
+      await api(t, deployKey.key).patch(`/flags/${flag.id}`).send({ type: 'boolean', value: false }).expect(200);
+      await drain();
+      clock.advance(24 * HOUR + 60_000);
+      await signInAgain();
+
+      expect(await t.app.get(WebhookRetention).purge()).toBeGreaterThan(0);
+      const lines = (await hooks().get(`/organization/webhooks/${id}/deliveries`).expect(200)).body.results;
+      // The first event's delivery and attempt are gone; the second's attempt (1 day old) and its pending retry stay.
+      expect(lines.map((entry: { eventId: string }) => entry.eventId)).not.toContain(line.eventId);
+      expect(lines.map((entry: { status: string }) => entry.status).sort()).toEqual(['failed', 'pending']);
+      expect((await t.db.query(`SELECT 1 FROM webhook_events WHERE id = $1`, [line.eventId])).rowCount).toBe(0);
+      expectApiError(await hooks().post(`/organization/webhooks/${id}/deliveries/${line.eventId}/redeliver`), 404, 'WEBHOOK_DELIVERY_NOT_FOUND');
     });
 
     it('keeps secrets, and the URL’s user info and query, out of the logs', async () => {

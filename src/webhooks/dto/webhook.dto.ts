@@ -15,9 +15,9 @@ import {
 } from 'class-validator';
 import { pageFields, PageQueryDto } from '../../common/dto/pagination';
 import { FLAG_KEY_PATTERN } from '../../flags/flag.model';
+import { MAX_WEBHOOK_URL_LENGTH } from '../delivery/webhook-url';
 import { WEBHOOK_EVENT_TYPES, WEBHOOK_FORMATS, WebhookEventType, WebhookFormat } from '../webhook-event';
 
-export const MAX_WEBHOOK_URL_LENGTH = 2048;
 export const MAX_WEBHOOK_FLAG_KEYS = 100;
 export const MAX_WEBHOOK_DESCRIPTION_LENGTH = 500;
 
@@ -75,7 +75,7 @@ class WebhookEndpointFields {
   @MaxLength(64, { each: true, message: 'flagKeys must hold flag keys of at most 64 characters' })
   flagKeys?: string[] | null;
 
-  @ApiProperty({ type: String, required: false, nullable: true, maxLength: MAX_WEBHOOK_DESCRIPTION_LENGTH, example: 'Live-ops channel' })
+  @ApiProperty({ required: false, type: String, nullable: true, maxLength: MAX_WEBHOOK_DESCRIPTION_LENGTH, example: 'Live-ops channel' })
   @IsOptional()
   @ValidateIf((_, value) => value !== null)
   @IsString({ message: 'description must be a string' })
@@ -118,7 +118,7 @@ export class UpdateWebhookDto {
   @MaxLength(64, { each: true, message: 'flagKeys must hold flag keys of at most 64 characters' })
   flagKeys?: string[] | null;
 
-  @ApiProperty({ type: String, required: false, nullable: true, maxLength: MAX_WEBHOOK_DESCRIPTION_LENGTH })
+  @ApiProperty({ required: false, type: String, nullable: true, maxLength: MAX_WEBHOOK_DESCRIPTION_LENGTH })
   @IsOptional()
   @ValidateIf((_, value) => value !== null)
   @IsString({ message: 'description must be a string' })

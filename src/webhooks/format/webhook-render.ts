@@ -1,11 +1,12 @@
+import { MAX_WEBHOOK_BODY_BYTES } from '../delivery/webhook-sender';
 import { WebhookEvent, WebhookFormat, WebhookRenderContext } from '../webhook-event';
 import { discordBody, slackBody } from './chat-bodies';
 import { DISCORD_MARKUP, SLACK_MARKUP } from './chat-markup';
 import { standardBody } from './standard-body';
 import { summarise } from './webhook-summary';
 
-/** decisions.md, "Webhooks (turn 5)", Safety: bodies are 256 KB at most. */
-export const MAX_RENDERED_BODY_BYTES = 256 * 1024;
+/** decisions.md, "Webhooks (turn 5)", Safety: bodies are 256 KB at most; the sender refuses more, so a rendered body always fits. */
+export const MAX_RENDERED_BODY_BYTES = MAX_WEBHOOK_BODY_BYTES;
 
 /**
  * The request body of a delivery, JSON text, at most MAX_RENDERED_BODY_BYTES: Standard Webhooks' `{type, timestamp,

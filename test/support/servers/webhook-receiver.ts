@@ -26,6 +26,9 @@ export class WebhookReceiver {
   readonly received: ReceivedWebhook[] = [];
   /** What to answer a delivery: a status, or a status and a body. */
   respond: (delivery: Omit<ReceivedWebhook, 'answered'>) => number | { status: number; body?: string; delayMs?: number } = () => 200;
+  /** Deliveries being answered right now, and the most there ever were at once. */
+  inFlight = 0;
+  maxInFlight = 0;
   private server: Server | null = null;
   private waiters: Array<() => void> = [];
 
@@ -62,6 +65,7 @@ export class WebhookReceiver {
 
   clear(): void {
     this.received.length = 0;
+    this.maxInFlight = this.inFlight;
   }
 
   async stop(): Promise<void> {
@@ -73,6 +77,16 @@ export class WebhookReceiver {
   }
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    try {
+      await this.answer(request, response);
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  private async answer(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');

@@ -39,7 +39,14 @@ class WebhookEndpointFields {
   @MaxLength(MAX_WEBHOOK_URL_LENGTH, { message: `url must be at most ${MAX_WEBHOOK_URL_LENGTH} characters` })
   url: string;
 
-  @ApiProperty({ enum: WEBHOOK_EVENT_TYPES, isArray: true, minItems: 1, description: 'The events it receives', example: ['flag.changed'] })
+  @ApiProperty({
+    enum: WEBHOOK_EVENT_TYPES,
+    isArray: true,
+    minItems: 1,
+    maxItems: WEBHOOK_EVENT_TYPES.length,
+    description: 'The events it receives',
+    example: ['flag.changed'],
+  })
   @IsArray({ message: EVENTS_MESSAGE })
   @ArrayMinSize(1, { message: EVENTS_MESSAGE })
   @ArrayMaxSize(WEBHOOK_EVENT_TYPES.length, { message: EVENTS_MESSAGE })
@@ -93,7 +100,7 @@ export class UpdateWebhookDto {
   @MaxLength(MAX_WEBHOOK_URL_LENGTH, { message: `url must be at most ${MAX_WEBHOOK_URL_LENGTH} characters` })
   url?: string;
 
-  @ApiProperty({ required: false, enum: WEBHOOK_EVENT_TYPES, isArray: true, minItems: 1 })
+  @ApiProperty({ required: false, enum: WEBHOOK_EVENT_TYPES, isArray: true, minItems: 1, maxItems: WEBHOOK_EVENT_TYPES.length })
   @IsOptional()
   @IsArray({ message: EVENTS_MESSAGE })
   @ArrayMinSize(1, { message: EVENTS_MESSAGE })

@@ -12,6 +12,7 @@ import {
   WebhookEvent,
   WebhookEventDataMap,
   WebhookEventType,
+  WEBHOOK_EVENT_TYPES,
   WEBHOOK_TEST_EVENT,
 } from './webhook-event';
 import { WEBHOOK_CHANNEL, WebhookDeliveryPayload, WebhooksRepository } from './webhooks.repository';
@@ -22,14 +23,7 @@ export function newWebhookEventId(): string {
 }
 
 /** Events about flags, which an endpoint's `flagKeys` filter; the others go to every endpoint that subscribes to them. */
-const ABOUT_FLAGS = new Set<WebhookEventType>([
-  'flag.changed',
-  'change-request.opened',
-  'change-request.approved',
-  'change-request.declined',
-  'change-request.applied',
-  'change-request.failed',
-]);
+const ABOUT_FLAGS = new Set<WebhookEventType>(WEBHOOK_EVENT_TYPES.filter((type) => type === 'flag.changed' || type.startsWith('change-request.')));
 
 /**
  * Writes webhook events (decisions.md, "Webhooks (turn 5)", Events and Delivery) in the transaction of the change

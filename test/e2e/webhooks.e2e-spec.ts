@@ -162,6 +162,27 @@ describe('webhooks', () => {
         expect(response.body.message).toMatch(message);
       }
       expect((await hooks().get('/organization/webhooks').expect(200)).body.results).toEqual([]);
+
+      // A change is held to the same rules; a field left out stays, null clears only what null means (every flag).
+      const { id } = await createEndpoint({ flagKeys: ['a'], description: 'kept' });
+      const patches: Array<[Record<string, unknown>, RegExp]> = [
+        [{ url: null }, /^url /],
+        [{ url: 'ftp://127.0.0.1/x' }, /^url /],
+        [{ events: null }, /^events /],
+        [{ events: [] }, /^events /],
+        [{ format: null }, /^format /],
+        [{ enabled: 'yes' }, /^enabled /],
+        [{ flagKeys: ['Bad Key'] }, /^flagKeys /],
+        [{ secret: 'whsec_x' }, /secret/],
+      ];
+      for (const [change, message] of patches) {
+        const response = await hooks().patch(`/organization/webhooks/${id}`).send(change);
+        expect({ change, status: response.status }).toEqual({ change, status: 400 });
+        expect(response.body.message).toMatch(message);
+      }
+      const patched = (await hooks().patch(`/organization/webhooks/${id}`).send({ flagKeys: null, format: 'slack' }).expect(200)).body;
+      expect(patched).toMatchObject({ flagKeys: null, format: 'slack', description: 'kept', url: receiver.url(), events: ['flag.changed'] });
+      expectApiError(await hooks().patch(`/organization/webhooks/not-a-uuid`).send({}), 400, 'VALIDATION_ERROR');
     });
 
     it('are at most 20 per organization, however many are asked for at once', async () => {

@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiExtraModels, ApiProperty, getSchemaPath } from '@nestjs/swagger';
 import {
   ArrayMaxSize,
@@ -6,7 +7,6 @@ import {
   IsArray,
   IsBoolean,
   IsIn,
-  IsOptional,
   IsString,
   Matches,
   MaxLength,
@@ -25,18 +25,54 @@ const EVENTS_MESSAGE = `events must be a non-empty list of distinct event types 
 const FORMAT_MESSAGE = `format must be one of: ${WEBHOOK_FORMATS.join(', ')}`;
 const FLAG_KEYS_MESSAGE = `flagKeys must be null or a list of 1-${MAX_WEBHOOK_FLAG_KEYS} distinct flag keys`;
 
-/** Fields an endpoint is made of, as POST takes them all and PATCH any of them. */
-class WebhookEndpointFields {
-  @ApiProperty({
-    maxLength: MAX_WEBHOOK_URL_LENGTH,
-    description:
-      'Where deliveries are POSTed: https (http only when the operator sets WEBHOOK_ALLOW_HTTP), never resolving to a loopback, private, ' +
-      'link-local, unique-local or metadata address (unless WEBHOOK_ALLOW_PRIVATE). Checked again on the address each delivery connects to.',
-    example: 'https://hooks.example.com/flagstore',
-  })
-  @IsString({ message: 'url must be a string' })
-  @MinLength(1, { message: 'url must not be empty' })
-  @MaxLength(MAX_WEBHOOK_URL_LENGTH, { message: `url must be at most ${MAX_WEBHOOK_URL_LENGTH} characters` })
+/** The rules of each field, the same in POST (required) and PATCH (optional; `null` only where it means something). */
+const urlRules = () =>
+  applyDecorators(
+    IsString({ message: 'url must be a string' }),
+    MinLength(1, { message: 'url must not be empty' }),
+    MaxLength(MAX_WEBHOOK_URL_LENGTH, { message: `url must be at most ${MAX_WEBHOOK_URL_LENGTH} characters` }),
+  );
+const eventsRules = () =>
+  applyDecorators(
+    IsArray({ message: EVENTS_MESSAGE }),
+    ArrayMinSize(1, { message: EVENTS_MESSAGE }),
+    ArrayMaxSize(WEBHOOK_EVENT_TYPES.length, { message: EVENTS_MESSAGE }),
+    ArrayUnique({ message: EVENTS_MESSAGE }),
+    IsIn(WEBHOOK_EVENT_TYPES, { each: true, message: EVENTS_MESSAGE }),
+  );
+const formatRules = () => IsIn(WEBHOOK_FORMATS, { message: FORMAT_MESSAGE });
+/** null (every flag) or the keys; absent is null on POST and unchanged on PATCH. */
+const flagKeysRules = () =>
+  applyDecorators(
+    ValidateIf((_, value) => value !== undefined && value !== null),
+    IsArray({ message: FLAG_KEYS_MESSAGE }),
+    ArrayMinSize(1, { message: FLAG_KEYS_MESSAGE }),
+    ArrayMaxSize(MAX_WEBHOOK_FLAG_KEYS, { message: FLAG_KEYS_MESSAGE }),
+    ArrayUnique({ message: FLAG_KEYS_MESSAGE }),
+    Matches(FLAG_KEY_PATTERN, { each: true, message: `flagKeys must hold flag keys (${FLAG_KEY_PATTERN.source})` }),
+    MaxLength(64, { each: true, message: 'flagKeys must hold flag keys of at most 64 characters' }),
+  );
+const descriptionRules = () =>
+  applyDecorators(
+    ValidateIf((_, value) => value !== undefined && value !== null),
+    IsString({ message: 'description must be a string' }),
+    MaxLength(MAX_WEBHOOK_DESCRIPTION_LENGTH, { message: `description must be at most ${MAX_WEBHOOK_DESCRIPTION_LENGTH} characters` }),
+  );
+/** PATCH: a field left out is unchanged; sent, it is held to the rules (null refused where it means nothing). */
+const ifSent = () => ValidateIf((_, value) => value !== undefined);
+
+const URL_DESCRIPTION =
+  'Where deliveries are POSTed: https (http only when the operator sets WEBHOOK_ALLOW_HTTP), never resolving to a loopback, private, ' +
+  'link-local, unique-local or metadata address (unless WEBHOOK_ALLOW_PRIVATE). Checked again on the address each delivery connects to.';
+const FORMAT_DESCRIPTION =
+  '`standard`: Standard Webhooks JSON `{type, timestamp, data}`, signed; `slack`: `{text, blocks}`; `discord`: `{content, embeds}`';
+const FLAG_KEYS_DESCRIPTION =
+  'Only events about these flags (flag changes and change requests touching any of them); null or absent: every flag. ' +
+  'Review-setting and storage events are not about flags and always go.';
+
+export class CreateWebhookDto {
+  @ApiProperty({ maxLength: MAX_WEBHOOK_URL_LENGTH, description: URL_DESCRIPTION, example: 'https://hooks.example.com/flagstore' })
+  @urlRules()
   url: string;
 
   @ApiProperty({
@@ -47,19 +83,11 @@ class WebhookEndpointFields {
     description: 'The events it receives',
     example: ['flag.changed'],
   })
-  @IsArray({ message: EVENTS_MESSAGE })
-  @ArrayMinSize(1, { message: EVENTS_MESSAGE })
-  @ArrayMaxSize(WEBHOOK_EVENT_TYPES.length, { message: EVENTS_MESSAGE })
-  @ArrayUnique({ message: EVENTS_MESSAGE })
-  @IsIn(WEBHOOK_EVENT_TYPES, { each: true, message: EVENTS_MESSAGE })
+  @eventsRules()
   events: WebhookEventType[];
 
-  @ApiProperty({
-    enum: WEBHOOK_FORMATS,
-    description: '`standard`: Standard Webhooks JSON `{type, timestamp, data}`, signed; `slack`: `{text, blocks}`; `discord`: `{content, embeds}`',
-    example: 'standard',
-  })
-  @IsIn(WEBHOOK_FORMATS, { message: FORMAT_MESSAGE })
+  @ApiProperty({ enum: WEBHOOK_FORMATS, description: FORMAT_DESCRIPTION, example: 'standard' })
+  @formatRules()
   format: WebhookFormat;
 
   @ApiProperty({
@@ -67,69 +95,39 @@ class WebhookEndpointFields {
     nullable: true,
     type: [String],
     maxItems: MAX_WEBHOOK_FLAG_KEYS,
-    description:
-      'Only events about these flags (flag changes and change requests touching any of them); null or absent: every flag. ' +
-      'Review-setting and storage events are not about flags and always go.',
+    description: FLAG_KEYS_DESCRIPTION,
     example: ['xp-multiplier'],
   })
-  @IsOptional()
-  @ValidateIf((_, value) => value !== null)
-  @IsArray({ message: FLAG_KEYS_MESSAGE })
-  @ArrayMinSize(1, { message: FLAG_KEYS_MESSAGE })
-  @ArrayMaxSize(MAX_WEBHOOK_FLAG_KEYS, { message: FLAG_KEYS_MESSAGE })
-  @ArrayUnique({ message: FLAG_KEYS_MESSAGE })
-  @Matches(FLAG_KEY_PATTERN, { each: true, message: `flagKeys must hold flag keys (${FLAG_KEY_PATTERN.source})` })
-  @MaxLength(64, { each: true, message: 'flagKeys must hold flag keys of at most 64 characters' })
+  @flagKeysRules()
   flagKeys?: string[] | null;
 
   @ApiProperty({ required: false, type: String, nullable: true, maxLength: MAX_WEBHOOK_DESCRIPTION_LENGTH, example: 'Live-ops channel' })
-  @IsOptional()
-  @ValidateIf((_, value) => value !== null)
-  @IsString({ message: 'description must be a string' })
-  @MaxLength(MAX_WEBHOOK_DESCRIPTION_LENGTH, { message: `description must be at most ${MAX_WEBHOOK_DESCRIPTION_LENGTH} characters` })
+  @descriptionRules()
   description?: string | null;
 }
 
-export class CreateWebhookDto extends WebhookEndpointFields {}
-
 export class UpdateWebhookDto {
   @ApiProperty({ required: false, maxLength: MAX_WEBHOOK_URL_LENGTH, description: 'As at creation, checked again' })
-  @IsOptional()
-  @IsString({ message: 'url must be a string' })
-  @MinLength(1, { message: 'url must not be empty' })
-  @MaxLength(MAX_WEBHOOK_URL_LENGTH, { message: `url must be at most ${MAX_WEBHOOK_URL_LENGTH} characters` })
+  @ifSent()
+  @urlRules()
   url?: string;
 
   @ApiProperty({ required: false, enum: WEBHOOK_EVENT_TYPES, isArray: true, minItems: 1, maxItems: WEBHOOK_EVENT_TYPES.length })
-  @IsOptional()
-  @IsArray({ message: EVENTS_MESSAGE })
-  @ArrayMinSize(1, { message: EVENTS_MESSAGE })
-  @ArrayMaxSize(WEBHOOK_EVENT_TYPES.length, { message: EVENTS_MESSAGE })
-  @ArrayUnique({ message: EVENTS_MESSAGE })
-  @IsIn(WEBHOOK_EVENT_TYPES, { each: true, message: EVENTS_MESSAGE })
+  @ifSent()
+  @eventsRules()
   events?: WebhookEventType[];
 
-  @ApiProperty({ required: false, enum: WEBHOOK_FORMATS })
-  @IsOptional()
-  @IsIn(WEBHOOK_FORMATS, { message: FORMAT_MESSAGE })
+  @ApiProperty({ required: false, enum: WEBHOOK_FORMATS, description: FORMAT_DESCRIPTION })
+  @ifSent()
+  @formatRules()
   format?: WebhookFormat;
 
-  @ApiProperty({ required: false, nullable: true, type: [String], maxItems: MAX_WEBHOOK_FLAG_KEYS, description: 'null: every flag' })
-  @IsOptional()
-  @ValidateIf((_, value) => value !== null)
-  @IsArray({ message: FLAG_KEYS_MESSAGE })
-  @ArrayMinSize(1, { message: FLAG_KEYS_MESSAGE })
-  @ArrayMaxSize(MAX_WEBHOOK_FLAG_KEYS, { message: FLAG_KEYS_MESSAGE })
-  @ArrayUnique({ message: FLAG_KEYS_MESSAGE })
-  @Matches(FLAG_KEY_PATTERN, { each: true, message: `flagKeys must hold flag keys (${FLAG_KEY_PATTERN.source})` })
-  @MaxLength(64, { each: true, message: 'flagKeys must hold flag keys of at most 64 characters' })
+  @ApiProperty({ required: false, nullable: true, type: [String], maxItems: MAX_WEBHOOK_FLAG_KEYS, description: FLAG_KEYS_DESCRIPTION })
+  @flagKeysRules()
   flagKeys?: string[] | null;
 
   @ApiProperty({ required: false, type: String, nullable: true, maxLength: MAX_WEBHOOK_DESCRIPTION_LENGTH })
-  @IsOptional()
-  @ValidateIf((_, value) => value !== null)
-  @IsString({ message: 'description must be a string' })
-  @MaxLength(MAX_WEBHOOK_DESCRIPTION_LENGTH, { message: `description must be at most ${MAX_WEBHOOK_DESCRIPTION_LENGTH} characters` })
+  @descriptionRules()
   description?: string | null;
 
   @ApiProperty({
@@ -138,7 +136,7 @@ export class UpdateWebhookDto {
       'false: disabled, its waiting deliveries and every new event recorded as `skipped`; true: enabled again, from the next event on ' +
       '(older ones can be redelivered)',
   })
-  @IsOptional()
+  @ifSent()
   @IsBoolean({ message: 'enabled must be true or false' })
   enabled?: boolean;
 }

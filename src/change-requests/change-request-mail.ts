@@ -38,7 +38,7 @@ export class ChangeRequestMail {
         subject: oneLine(`Change request to review in ${organization}: ${title}`),
         text:
           `Hello ${person.name},\r\n\r\n${whoOf(author)} opened a change request in ${organization} on Flagstore:\r\n\r\n  ${title}\r\n\r\n` +
-          `Review it here:\r\n\r\n${this.link(id)}\r\n\r\n${FOOTER}`,
+          `Review it here:\r\n\r\n${this.link(organizationId, id)}\r\n\r\n${FOOTER}`,
       });
     }
   }
@@ -59,12 +59,13 @@ export class ChangeRequestMail {
       subject: oneLine(`Your change request in ${organization} ${notice.kind === 'failed' ? 'failed' : `was ${notice.kind}`}: ${title}`),
       text:
         `Hello ${person.name},\r\n\r\nyour change request in ${organization} on Flagstore,\r\n\r\n  ${title}\r\n\r\n${what}\r\n\r\n` +
-        `See it here:\r\n\r\n${this.link(id)}\r\n\r\n${FOOTER}`,
+        `See it here:\r\n\r\n${this.link(organizationId, id)}\r\n\r\n${FOOTER}`,
     });
   }
 
-  private link(id: string): string {
-    return `${this.config.urls.publicUrl}/console/change-requests/${encodeURIComponent(id)}`;
+  /** The request in the console, which switches to its organization (`?org=`) for a person in several. */
+  private link(organizationId: string, id: string): string {
+    return `${this.config.urls.publicUrl}/console/change-requests/${encodeURIComponent(id)}?org=${organizationId}`;
   }
 
   private async organizationName(tx: Transaction, organizationId: string): Promise<string> {

@@ -116,7 +116,7 @@ describe('change request mail', () => {
       const text = textOf(toEditor);
       expect(text).toContain(`${author.body.user.name} opened a change request in Mailed Studio`);
       expect(text).toContain('XP weekend');
-      expect(text).toContain(`${PUBLIC_URL}/console/change-requests/${cr.id}`);
+      expect(text).toContain(`${PUBLIC_URL}/console/change-requests/${cr.id}?org=${org.id}`);
     });
 
     it('by a key, mails every reviewer (the key is nobody to leave out); a request made of an import mails too', async () => {
@@ -158,7 +158,7 @@ describe('change request mail', () => {
       const mail = await delivered(emailOf(author), 'Your change request in Mailed Studio was approved: XP weekend');
       expect(textOf(mail)).toContain(`was approved by ${admin.body.user.name}:`);
       expect(textOf(mail)).toContain('Ship it');
-      expect(textOf(mail)).toContain(`${PUBLIC_URL}/console/change-requests/${cr.id}`);
+      expect(textOf(mail)).toContain(`${PUBLIC_URL}/console/change-requests/${cr.id}?org=${org.id}`);
 
       before = await outboxCount();
       await as(editor).post(`/change-requests/${cr.id}/apply`).send({}).expect(200);

@@ -15,7 +15,8 @@
  *                    bench/tenants.js), `ofrep` (bulk evaluation of 50 flags with 5 rules each against 50 without
  *                    rules, bench/ofrep.js), `large` (one organization of 10,000 flags under its own allowance: the
  *                    poll against bare node:http, the console's flag list against a 50-flag organization,
- *                    bench/large-org.js), `storage` or `streams`
+ *                    bench/large-org.js), `webhooks` (flag PATCHes in an organization with 3 endpoints against one
+ *                    without, deliveries flowing to a receiver on loopback: bench/webhooks.js), `storage` or `streams`
  *   BENCH_TENANTS    organizations of the tenants part (default 300), each polled every BENCH_TENANT_POLL_SECONDS
  *                    (default 6) for BENCH_TENANT_SECONDS (default 60) measured
  *   BENCH_CPU_PROF   a directory: each service started writes a V8 CPU profile there when it stops
@@ -41,6 +42,7 @@ const { callgrindAvailable, runInstructionsBench, formatInstructionsReport } = r
 const { runTenantsBench, formatTenantsReport } = require('./tenants');
 const { runOfrepBench, formatOfrepReport } = require('./ofrep');
 const { runLargeOrgBench, formatLargeOrgReport, LARGE } = require('./large-org');
+const { runWebhooksBench, formatWebhooksReport } = require('./webhooks');
 // `npm run bench` builds first, so the service's own helper is there to share.
 const { freePort } = require('../dist/common/free-port');
 
@@ -242,7 +244,7 @@ async function startService({ name, pin, tmpDir, redisUrl, prefix = [], env: ext
   return service;
 }
 
-const ONLY = ['config', 'config:memory', 'config:redis', 'instructions', 'tenants', 'ofrep', 'large', 'storage', 'streams'];
+const ONLY = ['config', 'config:memory', 'config:redis', 'instructions', 'tenants', 'ofrep', 'large', 'webhooks', 'storage', 'streams'];
 
 async function main() {
   const duration = positiveNumber('BENCH_DURATION', 10);
@@ -430,6 +432,32 @@ async function main() {
             `\n== One organization of ${LARGE} flags (its own allowance): the poll and the console's flag list (load by ${tool.name}) ==\n`,
           );
           process.stdout.write(`${formatLargeOrgReport(result)}\n\n`);
+        },
+      );
+    }
+
+    if (only === undefined || only === 'webhooks') {
+      await onServiceOfItsOwn(
+        'WEBHOOKS',
+        // Loopback receivers need the operator's switches; the writers are under the per-user API budget otherwise.
+        () => ({
+          name: 'webhooks',
+          pin,
+          tmpDir,
+          env: { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE: 'true', API_RATE_LIMIT_PER_MINUTE: '1000000000' },
+        }),
+        async (service) => {
+          const result = await runWebhooksBench({
+            baseUrl: service.baseUrl,
+            adminToken: service.adminToken,
+            serverPid: service.pid,
+            log,
+            duration,
+            rounds,
+          });
+          measured = true;
+          process.stdout.write('\n== What webhooks cost the write path: flag PATCHes with 3 endpoints against none (load by the bench itself) ==\n');
+          process.stdout.write(`${formatWebhooksReport(result)}\n\n`);
         },
       );
     }

@@ -3,6 +3,7 @@ import { DeliveryOutcome, Outbox } from '../../src/outbox/outbox';
 import { api, createFlag } from '../factories/flags.factory';
 import { createApiKey, createOrganization, subscribe, TestOrganization } from '../factories/organizations.factory';
 import { asSession, memberSignedIn, SignedIn } from '../factories/people.factory';
+import { eventually } from '../support/eventually';
 import { FakeClock } from '../support/fake-clock';
 import { ReceivedWebhook, verifyStandardWebhook, WebhookReceiver } from '../support/servers/webhook-receiver';
 import { createTestApp, TestApp } from '../support/test-app';
@@ -143,15 +144,15 @@ describe('webhook delivery across instances', () => {
 
       const a = await createTestApp(LOOPBACK, { clock, sameDatabaseAs: keeper });
       // A's attempt is answered only after A is gone.
-      receiver.respond = () => ({ status: 200, delayMs: 1_500 });
+      receiver.respond = () => ({ status: 200, delayMs: 3_000 });
       await api(a, key).patch(`/flags/${flag.id}`).send({ type: 'number', value: 1 }).expect(200);
       await api(a, key).patch(`/flags/${flag.id}`).send({ type: 'number', value: 2 }).expect(200);
       const dying = a.app
         .get(Outbox)
         .deliverDue()
         .catch(() => undefined);
-      await receiver.waitFor(0);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // A is gone while the receiver holds its request.
+      await eventually(async () => receiver.inFlight > 0, { what: "A's attempt at the receiver" });
       await a.close();
       await dying;
       receiver.respond = () => 200;

@@ -6,7 +6,9 @@ import { useLatestRead } from '../api/use-latest-read';
 import type { components } from '../../.generated/api';
 import { ChangeDiff } from '../components/ChangeDiff';
 import { ConfirmDialog } from '../components/ConfirmDialog';
+import { EditChangeRequest } from '../components/EditChangeRequest';
 import { Field } from '../components/Field';
+import { ImportReport } from '../components/ImportReport';
 import { Layout } from '../components/Layout';
 import { reproposed } from '../lib/refresh';
 import { Link } from '../router';
@@ -209,6 +211,16 @@ export function ChangeRequest({ id }: { id: string }) {
           The scheduled apply failed: {request.failureReason}
         </p>
       )}
+      {isAuthor && pending && (
+        <EditChangeRequest
+          request={request}
+          onSaved={async () => {
+            await reload();
+            setProblem(null);
+            setSaid('Details saved: the request is reviewed again.');
+          }}
+        />
+      )}
       {said && (
         <p className="saved" role="status">
           {said}
@@ -231,6 +243,14 @@ export function ChangeRequest({ id }: { id: string }) {
           <ChangeDiff key={change.key} change={change} />
         ))}
       </section>
+
+      {request.importReport && (
+        <section aria-labelledby="import-report-title">
+          <h2 id="import-report-title">What the promotion would do</h2>
+          <p className="meta">The promotion’s dry run when the request was made.</p>
+          <ImportReport report={request.importReport} />
+        </section>
+      )}
 
       {session.canWrite && pending && (
         <section aria-labelledby="decide-title">

@@ -1,6 +1,7 @@
 import { type FormEvent, useEffect, useMemo, useState } from 'react';
 import { api, ApiProblem, ok } from '../api/client';
 import type { components } from '../../.generated/api';
+import { ImportReport } from '../components/ImportReport';
 import { Layout } from '../components/Layout';
 import { same } from '../lib/diff';
 import { preview } from '../lib/flag-values';
@@ -221,15 +222,7 @@ export function Promote() {
       {report && (
         <section aria-labelledby="report-title" aria-live="polite">
           <h2 id="report-title">{report.dryRun ? 'What the promotion would do' : 'Promoted'}</h2>
-          <ul>
-            <li>Created: {report.report.created.join(', ') || 'none'}</li>
-            <li>Updated: {report.report.updated.map((update) => update.key).join(', ') || 'none'}</li>
-            <li>Unchanged: {report.report.unchanged.join(', ') || 'none'}</li>
-            <li>
-              Refused:{' '}
-              {report.report.refused.length === 0 ? 'none' : report.report.refused.map((refusal) => `${refusal.key} (${refusal.reason})`).join('; ')}
-            </li>
-          </ul>
+          <ImportReport report={report.report} />
         </section>
       )}
     </Layout>

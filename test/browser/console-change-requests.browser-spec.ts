@@ -359,6 +359,13 @@ describe('change requests in the console', () => {
       'Value: "Welcome back" → "Double XP weekend!"',
     ]);
     await p.getByText('You made this request: somebody else reviews it.').waitFor();
+    // The dry run's report, kept with the request, reads as it did on the Promote page.
+    expect(await p.getByRole('region', { name: 'What the promotion would do' }).getByRole('listitem').allTextContents()).toEqual([
+      'Created: gems-price',
+      'Updated: motd',
+      'Unchanged: none',
+      'Refused: none',
+    ]);
     expect({ flags: await productionFlags(), motd: await storedFlagVersion(t, motd.id) }).toEqual(before);
     expect({ violations: await person.accessibilityViolations() }).toEqual({ violations: [] });
     await person.screenshot('promote-change-request', 'light');
@@ -383,6 +390,86 @@ describe('change requests in the console', () => {
     expect((await productionFlags()).map((flag) => (flag as { key: string }).key)).toEqual(['motd', 'tutorial']);
     const titles = (await t.db.query('SELECT title FROM change_requests WHERE organization_id = $1', [production.id])).rows;
     expect(titles).toEqual([{ title: 'Promote 1 flag from Acme Games Staging late' }]);
+  });
+
+  it("its author edits a request's details: told the approvals go, a past applyAt refused with the API's message, the edit in the timeline", async () => {
+    const { org, maya, sam } = await team('edit');
+    await createFlag(t, org.key, { key: 'boss-hp', name: 'Boss HP', type: 'number', value: 100 });
+    await asSession(t, await signIn(t, maya.email), org.id)
+      .put('/organization/review')
+      .send({ required: true, approvals: 1, selfApproval: false })
+      .expect(200);
+    const after = { name: 'Boss HP', description: null, type: 'number', value: 120, runtime: 'shared', archived: false };
+    const id = (
+      await asSession(t, await signIn(t, sam.email), org.id)
+        .post('/change-requests')
+        .send({ title: 'Boss HP 120', changes: [{ key: 'boss-hp', after }] })
+        .expect(201)
+    ).body.id as string;
+    await asSession(t, await signIn(t, maya.email), org.id)
+      .post(`/change-requests/${id}/reviews`)
+      .send({ decision: 'approve' })
+      .expect(201);
+    const stored = async () =>
+      (await t.db.query('SELECT title, description, state, apply_at AS "applyAt" FROM change_requests WHERE id = $1', [id])).rows[0] as unknown;
+    const approved = { title: 'Boss HP 120', description: null, state: 'approved', applyAt: null };
+    expect(await stored()).toEqual(approved);
+
+    // Somebody else (an admin, even) never sees the form.
+    const a = (await open(maya.email, 'light', `/console/change-requests/${id}`)).page;
+    await a.getByRole('heading', { name: 'Boss HP 120', level: 1 }).waitFor();
+    await a.getByText('approved: ready to apply').waitFor();
+    expect(await a.getByRole('button', { name: 'Edit details' }).count()).toBe(0);
+
+    // The author asks for the form: it says what saving costs before anything is saved. Not a promotion: no report.
+    const editor = await open(sam.email, 'light', `/console/change-requests/${id}`);
+    const e = editor.page;
+    await e.getByText('approved: ready to apply').waitFor();
+    expect(await e.getByRole('region', { name: 'What the promotion would do' }).count()).toBe(0);
+    expect(await e.getByRole('region', { name: 'Edit details' }).count()).toBe(0); // hidden until asked for
+    await e.getByRole('button', { name: 'Edit details' }).click();
+    const form = e.getByRole('region', { name: 'Edit details' });
+    expect(await form.getByRole('note').textContent()).toBe(
+      'Saving clears its 1 approval: the request is open again and is reviewed again before it can be applied.',
+    );
+    expect(await form.getByLabel('Title').inputValue()).toBe('Boss HP 120');
+
+    // A time to apply in the past is refused by the API, whose message is shown at the field; nothing is saved.
+    await form.getByLabel('Title').fill('Boss HP 120 (not 1200)');
+    await form.getByLabel('Apply at (optional)').fill('2020-01-01T10:00');
+    await form.getByRole('button', { name: 'Save details' }).click();
+    await form
+      .getByRole('alert')
+      .filter({ hasText: /^applyAt must be in the future \(it is .+ now\)$/ })
+      .waitFor();
+    expect(await stored()).toEqual(approved);
+    expect({ violations: await editor.accessibilityViolations() }).toEqual({ violations: [] });
+    await editor.screenshot('change-request-edit', 'light');
+
+    // Without it, saved: the new title, open again, the approval gone, the edit in the timeline.
+    await form.getByLabel('Apply at (optional)').fill('');
+    await form.getByLabel('Description (optional)').fill('1200 was a typo in the design doc.');
+    await form.getByRole('button', { name: 'Save details' }).click();
+    await e.getByRole('heading', { name: 'Boss HP 120 (not 1200)', level: 1 }).waitFor();
+    await e.getByRole('status').filter({ hasText: 'Details saved: the request is reviewed again.' }).waitFor();
+    await e.getByText('open: awaiting review').waitFor();
+    await e.getByText('0 of 1 approval', { exact: false }).waitFor();
+    expect(await e.getByRole('region', { name: 'Edit details' }).count()).toBe(0);
+    await e.getByRole('region', { name: 'Reviews' }).getByText('No reviews of this version yet.').waitFor();
+    expect(await e.getByRole('region', { name: 'Timeline' }).getByRole('listitem').allTextContents()).toEqual([
+      expect.stringContaining(`${sam.name} opened the request`),
+      expect.stringContaining(`${maya.name} approved`),
+      expect.stringContaining(`${sam.name} edited the request (its reviews were cleared)`),
+    ]);
+    expect(await stored()).toEqual({
+      title: 'Boss HP 120 (not 1200)',
+      description: '1200 was a typo in the design doc.',
+      state: 'open',
+      applyAt: null,
+    });
+    // The admin's page hears of the edit: she may review the new version.
+    await a.getByRole('heading', { name: 'Boss HP 120 (not 1200)', level: 1 }).waitFor();
+    await a.getByRole('button', { name: 'Approve' }).waitFor();
   });
 
   it('a person turns their change request mail off and on from the Change requests page', async () => {

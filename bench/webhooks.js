@@ -1,7 +1,8 @@
 'use strict';
 /**
- * What webhooks cost the write path (BENCH_ONLY=webhooks). One service, two organizations with the same flags: one
- * without endpoints, one with three endpoints on a receiver on loopback (deliveries flowing while it writes). Each
+ * What webhooks cost the write path (BENCH_ONLY=webhooks). One service, three organizations with the same flags: one
+ * without endpoints, one with three endpoints on a receiver on loopback (deliveries flowing while it writes), one with
+ * three disabled endpoints (each write's event and rows written, nothing delivered: the write path's own share). Each
  * is written to by WRITERS loops, each PATCHing its own flag to a new value (a real change: an audit entry, the config
  * version, and for the second organization an event and three queued deliveries), in paired runs alternating which
  * goes first. The figures: the writes/s ratio (endpoints / none), the server CPU per write of each, and whether every
@@ -39,7 +40,7 @@ async function startReceiver() {
 }
 
 /** An organization with a signed-in admin, its WRITERS flags, and `endpoints` endpoints on the receiver. */
-async function organization({ baseUrl, adminToken, name, endpoints, receiver }) {
+async function organization({ baseUrl, adminToken, name, endpoints, receiver, disabled = false }) {
   const admin = { Authorization: `Bearer ${adminToken}` };
   const email = `bench-${name.toLowerCase().replace(/\W+/g, '-')}@bench.example`;
   const org = await call('POST', `${baseUrl}/v1/admin/organizations`, 201, {
@@ -59,10 +60,11 @@ async function organization({ baseUrl, adminToken, name, endpoints, receiver }) 
   });
   const session = { Cookie: signIn.cookie, 'X-CSRF-Token': signIn.body.csrfToken, 'X-Organization-Id': org.id };
   for (let index = 0; index < endpoints; index++) {
-    await call('POST', `${baseUrl}/v1/organization/webhooks`, 201, {
+    const endpoint = await call('POST', `${baseUrl}/v1/organization/webhooks`, 201, {
       headers: session,
       body: { url: `${receiver.url}/${index}`, events: ['flag.changed'], format: 'standard' },
     });
+    if (disabled) await call('PATCH', `${baseUrl}/v1/organization/webhooks/${endpoint.id}`, 200, { headers: session, body: { enabled: false } });
   }
   const flags = [];
   for (let index = 0; index < WRITERS; index++) {
@@ -97,25 +99,41 @@ async function runWebhooksBench({ baseUrl, adminToken, serverPid, log, duration 
   try {
     const plain = await organization({ baseUrl, adminToken, name: 'Bench without endpoints', endpoints: 0, receiver });
     const hooked = await organization({ baseUrl, adminToken, name: 'Bench with endpoints', endpoints: ENDPOINTS, receiver });
+    // Events written and their rows recorded as skipped, nothing delivered: the write path's own share.
+    const skipped = await organization({
+      baseUrl,
+      adminToken,
+      name: 'Bench with disabled endpoints',
+      endpoints: ENDPOINTS,
+      receiver,
+      disabled: true,
+    });
     const seconds = Math.max(1, duration / rounds);
     log(`fixture: two organizations of ${WRITERS} flags, one with ${ENDPOINTS} endpoints; ${rounds} paired runs of ${seconds} s`);
-    const runs = { plain: [], hooked: [] };
+    const runs = { plain: [], hooked: [], skipped: [] };
+    const orgs = { plain, hooked, skipped };
     let start = 1;
     for (let round = 0; round < rounds; round++) {
-      const order = round % 2 === 0 ? ['plain', 'hooked'] : ['hooked', 'plain'];
+      const order = [
+        ['plain', 'skipped', 'hooked'],
+        ['hooked', 'plain', 'skipped'],
+        ['skipped', 'hooked', 'plain'],
+      ][round % 3];
       for (const which of order) {
-        const run = await writeFor({ baseUrl, org: which === 'plain' ? plain : hooked, seconds, serverPid, start });
+        const run = await writeFor({ baseUrl, org: orgs[which], seconds, serverPid, start });
         start += 10_000_000;
         runs[which].push(run);
       }
     }
     const written = runs.hooked.reduce((sum, run) => sum + run.writes, 0) + WRITERS; // and the flags' creation
     const expected = written * ENDPOINTS;
+    // The hooked organization's deliveries may still be going out after the last run of another.
     const lastWrite = Date.now();
     while (receiver.total < expected && Date.now() - lastWrite < 120_000) await new Promise((resolve) => setTimeout(resolve, 50));
     return {
       plain: { rate: median(runs.plain.map((run) => run.rate)), cpu: median(runs.plain.map((run) => run.cpuMicrosPerWrite)) },
       hooked: { rate: median(runs.hooked.map((run) => run.rate)), cpu: median(runs.hooked.map((run) => run.cpuMicrosPerWrite)) },
+      skipped: { rate: median(runs.skipped.map((run) => run.rate)), cpu: median(runs.skipped.map((run) => run.cpuMicrosPerWrite)) },
       expected,
       delivered: receiver.total,
       drainMs: Date.now() - lastWrite,
@@ -130,7 +148,8 @@ function formatWebhooksReport(result) {
   return [
     `flag PATCH, ${WRITERS} writers, no endpoint:      ${num(result.plain.rate)} writes/s, server CPU ${num(result.plain.cpu)} µs a write`,
     `flag PATCH, ${WRITERS} writers, ${ENDPOINTS} endpoints:       ${num(result.hooked.rate)} writes/s, server CPU ${num(result.hooked.cpu)} µs a write (delivering too)`,
-    `ratio (endpoints / none): ${ratio.toFixed(2)}`,
+    `flag PATCH, ${WRITERS} writers, ${ENDPOINTS} disabled:        ${num(result.skipped.rate)} writes/s, server CPU ${num(result.skipped.cpu)} µs a write (events written, rows skipped)`,
+    `ratio (endpoints / none): ${ratio.toFixed(2)}; the write path alone (disabled / none): ${(result.skipped.rate / result.plain.rate).toFixed(2)}`,
     `deliveries: ${result.delivered} of ${result.expected} (${ENDPOINTS} per write) at the receiver ${num(result.drainMs)} ms after the last write`,
   ].join('\n');
 }

@@ -58,11 +58,9 @@ export class WebhookChannel implements OutboxChannel<WebhookDeliveryPayload> {
   }
 
   async send({ id: outboxId, payload, attempt }: OutboxDelivery<WebhookDeliveryPayload>, signal: AbortSignal): Promise<void | 'skipped'> {
-    const endpoint = await this.webhooks.forDelivery(this.sql, payload.endpointId);
-    if (!endpoint || !endpoint.enabled) return 'skipped';
-    const event = await this.webhooks.event(this.sql, payload.eventId);
-    if (!event) return 'skipped';
-    const organizationName = (await this.webhooks.organizationName(this.sql, event.organizationId)) ?? event.organizationId;
+    const found = await this.webhooks.delivery(this.sql, payload.endpointId, payload.eventId);
+    if (!found || !found.endpoint.enabled) return 'skipped';
+    const { endpoint, event, organizationName } = found;
     const body = renderWebhook(endpoint.format, event, { organizationName, consoleUrl: `${this.config.urls.publicUrl}/console` });
     const now = this.clock.now();
     const headers = webhookHeaders(this.secretsOf(endpoint, now), event.id, Math.floor(now / 1000), body);

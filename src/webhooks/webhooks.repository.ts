@@ -97,13 +97,6 @@ export class WebhooksRepository {
     ]);
   }
 
-  event(db: Db, id: string): Promise<WebhookEvent | null> {
-    return db.row<WebhookEvent>(
-      `SELECT id, type, organization_id AS "organizationId", data, created_at AS "createdAt" FROM webhook_events WHERE id = $1`,
-      [id],
-    );
-  }
-
   /** A person's or a key's name, as the event tells who acted; null for the service itself or one that is gone. */
   async actorName(db: Db, organizationId: string, type: ActorType, id: string | null): Promise<string | null> {
     if (id === null || type === 'system') return null;
@@ -111,11 +104,6 @@ export class WebhooksRepository {
       type === 'session'
         ? await db.row<{ name: string }>(`SELECT name FROM users WHERE id = $1`, [id])
         : await db.row<{ name: string }>(`SELECT name FROM api_keys WHERE id = $1 AND organization_id = $2`, [id, organizationId]);
-    return row?.name ?? null;
-  }
-
-  async organizationName(db: Db, organizationId: string): Promise<string | null> {
-    const row = await db.row<{ name: string }>(`SELECT name FROM organizations WHERE id = $1`, [organizationId]);
     return row?.name ?? null;
   }
 
@@ -133,6 +121,38 @@ export class WebhooksRepository {
   /** The endpoint an outbox row was written for (the delivery worker's read). */
   forDelivery(db: Db, id: string): Promise<WebhookEndpointRow | null> {
     return db.row(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1`, [id]);
+  }
+
+  /**
+   * What one delivery needs, in one read: the endpoint, the event and its organization's name. Null when either is
+   * gone (the endpoint deleted, the event past its 7 days).
+   */
+  async delivery(
+    db: Db,
+    endpointId: string,
+    eventId: string,
+  ): Promise<{ endpoint: WebhookEndpointRow; event: WebhookEvent; organizationName: string } | null> {
+    const row = await db.row<{ endpoint: Record<string, unknown>; event: Record<string, unknown>; organizationName: string }>(
+      `SELECT to_jsonb(w) AS endpoint, to_jsonb(e) AS event, o.name AS "organizationName"
+       FROM (SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1) w
+       JOIN (SELECT id, type, organization_id AS "organizationId", data, created_at AS "createdAt" FROM webhook_events WHERE id = $2) e ON true
+       JOIN organizations o ON o.id = e."organizationId"`,
+      [endpointId, eventId],
+    );
+    if (!row) return null;
+    const endpoint = row.endpoint as unknown as WebhookEndpointRow;
+    const event = row.event as unknown as WebhookEvent;
+    return {
+      endpoint: {
+        ...endpoint,
+        previousSecretUntil: endpoint.previousSecretUntil === null ? null : new Date(endpoint.previousSecretUntil),
+        disabledAt: endpoint.disabledAt === null ? null : new Date(endpoint.disabledAt),
+        createdAt: new Date(endpoint.createdAt),
+        updatedAt: new Date(endpoint.updatedAt),
+      },
+      event: { ...event, createdAt: new Date(event.createdAt) },
+      organizationName: row.organizationName,
+    };
   }
 
   async count(tx: Transaction, organizationId: string): Promise<number> {

@@ -284,14 +284,6 @@ export class ChangeRequestsRepository {
     );
   }
 
-  async nameOf(db: Db, organizationId: string, type: 'session' | 'apiKey', id: string): Promise<string | null> {
-    const row =
-      type === 'session'
-        ? await db.row<{ name: string }>(`SELECT name FROM users WHERE id = $1`, [id])
-        : await db.row<{ name: string }>(`SELECT name FROM api_keys WHERE id = $1 AND organization_id = $2`, [id, organizationId]);
-    return row?.name ?? null;
-  }
-
   /**
    * Who is mailed about the organization's requests among `userIds` (all its members when null): current members
    * with `roles`, a verified email (an unverified one may not be theirs) and review mail on, each once, by email.

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AuditActor } from '../audit/audit-entry';
+import { actorName } from '../audit/actor-name';
 import { Principal } from '../auth/principal';
 import { CLOCK, Clock } from '../common/clock';
 import { DomainError } from '../common/domain-error';
@@ -365,7 +366,7 @@ export class ChangeRequestsService {
   }
 
   private async actorRef(db: Db, principal: Principal): Promise<ActorRef> {
-    return { type: principal.type, id: principal.id, name: await this.requests.nameOf(db, principal.organizationId, principal.type, principal.id) };
+    return { type: principal.type, id: principal.id, name: await actorName(db, principal.organizationId, principal.type, principal.id) };
   }
 
   /** The webhook event of a step of the request, in its transaction (WebhookEvents: only when an endpoint wants it). */

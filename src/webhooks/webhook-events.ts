@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { actorName } from '../audit/actor-name';
 import { Inject, Injectable } from '@nestjs/common';
 import { AuditActor } from '../audit/audit-entry';
 import { CLOCK, Clock } from '../common/clock';
@@ -53,7 +54,7 @@ export class WebhookEvents {
         after: change.after,
         context: (change.context as Record<string, unknown> | undefined) ?? null,
       })),
-      actor: { type: actor.actorType, id: actor.actorId, name: await this.webhooks.actorName(tx, organizationId, actor.actorType, actor.actorId) },
+      actor: { type: actor.actorType, id: actor.actorId, name: await actorName(tx, organizationId, actor.actorType, actor.actorId) },
     }));
   }
 

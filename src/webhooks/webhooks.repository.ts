@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { ActorType } from '../audit/audit-entry';
 import { Db, Transaction } from '../database/sql';
 import { WebhookEvent, WebhookEventType, WebhookFormat } from './webhook-event';
 
@@ -95,16 +94,6 @@ export class WebhooksRepository {
       JSON.stringify(event.data),
       event.createdAt,
     ]);
-  }
-
-  /** A person's or a key's name, as the event tells who acted; null for the service itself or one that is gone. */
-  async actorName(db: Db, organizationId: string, type: ActorType, id: string | null): Promise<string | null> {
-    if (id === null || type === 'system') return null;
-    const row =
-      type === 'session'
-        ? await db.row<{ name: string }>(`SELECT name FROM users WHERE id = $1`, [id])
-        : await db.row<{ name: string }>(`SELECT name FROM api_keys WHERE id = $1 AND organization_id = $2`, [id, organizationId]);
-    return row?.name ?? null;
   }
 
   list(db: Db, organizationId: string): Promise<WebhookEndpointRow[]> {

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { actorName } from '../audit/actor-name';
 import { SessionPrincipal } from '../auth/principal';
 import { CLOCK, Clock } from '../common/clock';
 import { pageWindow, totalPages } from '../common/dto/pagination';
@@ -106,7 +107,7 @@ export class WebhooksService {
       const at = this.now();
       if (dto.enabled === false && row.enabled) {
         next.enabled = false;
-        next.disabledReason = `Disabled by ${(await this.webhooks.actorName(tx, principal.organizationId, 'session', principal.id)) ?? 'an admin'}`;
+        next.disabledReason = `Disabled by ${(await actorName(tx, principal.organizationId, 'session', principal.id)) ?? 'an admin'}`;
         next.disabledAt = at;
         await this.outbox.skipQueue(tx, WEBHOOK_CHANNEL, id);
       } else if (dto.enabled === true && !row.enabled) {

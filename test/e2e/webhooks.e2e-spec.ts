@@ -241,6 +241,8 @@ describe('webhooks', () => {
       // Each attempt is listed, newest first, with the answer.
       const deliveries = (await hooks().get(`/organization/webhooks/${id}/deliveries`).expect(200)).body;
       expect(deliveries).toMatchObject({ total: 2, page: 1, totalPages: 1 });
+      expectApiError(await hooks().get(`/organization/webhooks/${id}/deliveries?limit=101`), 400, 'VALIDATION_ERROR');
+      expectApiError(await hooks().get(`/organization/webhooks/${id}/deliveries?page=0`), 400, 'VALIDATION_ERROR');
       expect(deliveries.results[0]).toEqual({
         eventId: expect.stringMatching(/^msg_/),
         type: 'flag.changed',

@@ -91,6 +91,13 @@ describe('checkWebhookUrl', () => {
     );
   });
 
+  it('answers within its DNS timeout when the resolver does not', async () => {
+    const silent: Lookup = () => new Promise(() => undefined);
+    expect(await checkWebhookUrl('https://hooks.example.com/', strict, silent, 50)).toBe(
+      "url's host hooks.example.com could not be resolved (no answer within 0.05 s)",
+    );
+  });
+
   it('resolves localhost with the system resolver and refuses it', async () => {
     expect(await checkWebhookUrl('https://localhost:3000/hook', strict)).toMatch(/^url resolves to a loopback address \(/);
   });

@@ -17,12 +17,23 @@ export const systemLookup: Lookup = (hostname) => dns.lookup(hostname, { all: tr
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
 /**
+ * How long the check waits for DNS before it answers that the host could not be resolved: the admin's request waits
+ * on it, and getaddrinfo alone may take several times its resolver's 5 s timeout.
+ */
+export const URL_CHECK_DNS_TIMEOUT_MS = 5_000;
+
+/**
  * Null when `raw` may be a webhook's URL under `policy`, otherwise why not, as one sentence starting with "url " (the
  * field's name: the 400's message). A host name is resolved and every address it gives is judged, since a client
  * may connect to any of them; the sender judges again the address it actually connects to (DNS may answer
  * differently by then), so this check is for a clear answer at creation, not the guard itself.
  */
-export async function checkWebhookUrl(raw: string, policy: WebhookUrlPolicy, lookup: Lookup = systemLookup): Promise<string | null> {
+export async function checkWebhookUrl(
+  raw: string,
+  policy: WebhookUrlPolicy,
+  lookup: Lookup = systemLookup,
+  dnsTimeoutMs = URL_CHECK_DNS_TIMEOUT_MS,
+): Promise<string | null> {
   const absolute = policy.allowHttp ? 'url must be an absolute http or https URL' : 'url must be an absolute https URL';
   if (raw.length > MAX_WEBHOOK_URL_LENGTH) return `url must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`;
   let url: URL;
@@ -43,14 +54,21 @@ export async function checkWebhookUrl(raw: string, policy: WebhookUrlPolicy, loo
     return range ? `url points to ${describeRange(range)} (${host})` : null;
   }
 
-  let addresses: { address: string }[];
+  let addresses: { address: string }[] | 'timed out';
+  let timer: NodeJS.Timeout | undefined;
   try {
-    addresses = await lookup(host);
+    addresses = await Promise.race([
+      lookup(host),
+      new Promise<'timed out'>((resolve) => (timer = setTimeout(() => resolve('timed out'), dnsTimeoutMs))),
+    ]);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOTFOUND' || code === 'ENODATA') return `url's host ${host} does not resolve`;
     return `url's host ${host} could not be resolved (${code ?? 'lookup failed'})`;
+  } finally {
+    clearTimeout(timer);
   }
+  if (addresses === 'timed out') return `url's host ${host} could not be resolved (no answer within ${dnsTimeoutMs / 1000} s)`;
   if (addresses.length === 0) return `url's host ${host} does not resolve`;
   if (policy.allowPrivate) return null;
   for (const { address } of addresses) {

@@ -1,13 +1,10 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
-import { CONSOLE_DIR } from '../../src/console/console-assets';
 import { api, createFlag, storedFlagVersion } from '../factories/flags.factory';
-import { createOrganization, TestOrganization } from '../factories/organizations.factory';
-import { addMember, asSession, createUser, PASSWORD, signIn } from '../factories/people.factory';
+import { createOrganization } from '../factories/organizations.factory';
+import { addMember, asSession, createTeam, createUser, PASSWORD, signIn } from '../factories/people.factory';
 import { createTestApp, TestApp } from '../support/test-app';
-import { closeEach, launchChromium } from './support/chromium';
-import { ConsolePage, Theme } from './support/console-page';
+import { closeEach } from './support/chromium';
+import { ConsoleBrowser } from './support/console-browser';
+import { Theme } from './support/console-page';
 
 /**
  * Change requests in the console (issue 34; decisions.md, "Change requests (turn 5)"): an admin turns review on,
@@ -17,44 +14,27 @@ import { ConsolePage, Theme } from './support/console-page';
  * In Chromium against the real service, with axe-core and screenshots.
  */
 describe('change requests in the console', () => {
-  let browser: Browser;
+  let chromium: ConsoleBrowser;
   let t: TestApp;
-  const opened: ConsolePage[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(join(CONSOLE_DIR, 'index.html'))) {
-      throw new Error(`The console is not built (${CONSOLE_DIR}): run \`npm run build\` before \`npm run test:browser\`.`);
-    }
-    browser = await launchChromium();
+    chromium = await ConsoleBrowser.launch();
     t = await createTestApp();
   });
   afterAll(async () => {
-    await closeEach(browser);
+    await closeEach(chromium);
     await closeEach(t);
   });
-  afterEach(async () => {
-    const pages = opened.splice(0);
-    const problems = pages.flatMap((page) => page.problems());
-    await Promise.all(pages.map((page) => page.close()));
-    expect(problems).toEqual([]);
-  });
+  afterEach(async () => expect(await chromium.closePages()).toEqual([]));
 
   async function open(email: string, theme: Theme = 'light', path?: string) {
-    const page = await ConsolePage.open(browser, t.config.urls.publicUrl, { theme, path });
-    opened.push(page);
+    const page = await chromium.open(t.config.urls.publicUrl, { theme, path });
     await page.signIn(email, PASSWORD);
     await page.page.getByRole('heading', { level: 1 }).first().waitFor();
     return page;
   }
 
-  async function team(label: string) {
-    const org: TestOrganization = await createOrganization(t, `Acme Games ${label}`);
-    const maya = await createUser(t, { name: `Maya Admin ${label}` });
-    const sam = await createUser(t, { name: `Sam Editor ${label}` });
-    await addMember(t, org.id, maya.id, 'admin');
-    await addMember(t, org.id, sam.id, 'editor');
-    return { org, maya, sam };
-  }
+  const team = (label: string) => createTeam(t, label);
 
   const flagValue = async (id: string) => (await t.db.query('SELECT value FROM flags WHERE id = $1', [id])).rows[0].value as unknown;
 

@@ -1,11 +1,10 @@
-import type { Browser } from 'playwright-core';
 import request from 'supertest';
 import { createOrganization } from '../factories/organizations.factory';
 import { addMember, asSession, createUser, PASSWORD, signIn } from '../factories/people.factory';
 import { ReceivedMail, startSmtpServer, SmtpTestServer } from '../support/servers/smtp-server';
 import { createTestApp, TestApp } from '../support/test-app';
-import { closeEach, launchChromium } from './support/chromium';
-import { ConsolePage } from './support/console-page';
+import { closeEach } from './support/chromium';
+import { ConsoleBrowser } from './support/console-browser';
 
 /** The text of a mail's body, quoted-printable undone. */
 const textOf = (mail: ReceivedMail) =>
@@ -22,15 +21,10 @@ function linkIn(mail: ReceivedMail, kind: string): string {
  * an email verified through its link.
  */
 describe('the console with mail on (Chromium, a real SMTP server)', () => {
-  let browser: Browser;
+  let chromium: ConsoleBrowser;
   let smtp: SmtpTestServer;
   let t: TestApp;
-  const opened: ConsolePage[] = [];
-  const open = async (path?: string) => {
-    const page = await ConsolePage.open(browser, t.config.urls.publicUrl, { path });
-    opened.push(page);
-    return page;
-  };
+  const open = (path?: string) => chromium.open(t.config.urls.publicUrl, { path });
   const mailTo = async (email: string, count = 1): Promise<ReceivedMail> => {
     for (;;) {
       const mails = smtp.received.filter((mail) => mail.envelope.to.includes(email));
@@ -40,14 +34,12 @@ describe('the console with mail on (Chromium, a real SMTP server)', () => {
   };
 
   beforeAll(async () => {
-    browser = await launchChromium();
+    chromium = await ConsoleBrowser.launch();
     smtp = await startSmtpServer();
     t = await createTestApp({ SMTP_URL: smtp.url, MAIL_FROM: 'Flagstore <flags@studio.example>' });
   });
-  afterAll(async () => {
-    await Promise.all(opened.splice(0).map((page) => page.close()));
-    await closeEach(browser, t, smtp);
-  });
+  afterAll(() => closeEach(chromium, t, smtp));
+  afterEach(async () => expect(await chromium.closePages()).toEqual([]));
 
   it('forgot password: the mail arrives, its link sets a new password, and the person signs in with it', async () => {
     const org = await createOrganization(t, 'Forgetful Games');

@@ -1,13 +1,10 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
-import { CONSOLE_DIR } from '../../src/console/console-assets';
 import { createFlag } from '../factories/flags.factory';
 import { createOrganization, TestOrganization } from '../factories/organizations.factory';
 import { addMember, asSession, createUser, PASSWORD, signIn } from '../factories/people.factory';
 import { createTestApp, TestApp } from '../support/test-app';
-import { closeEach, launchChromium } from './support/chromium';
-import { ConsolePage, Theme } from './support/console-page';
+import { closeEach } from './support/chromium';
+import { ConsoleBrowser } from './support/console-browser';
+import { Theme } from './support/console-page';
 
 /**
  * Organizations made by their people, in the console (decisions.md, "A studio's own deployment"): the switcher's
@@ -15,35 +12,25 @@ import { ConsolePage, Theme } from './support/console-page';
  * refusal of a non-empty one), in Chromium against the real service, with axe-core and screenshots in light and dark.
  */
 describe('organizations in the console', () => {
-  let browser: Browser;
+  let chromium: ConsoleBrowser;
   let t: TestApp;
   /** The same deployment's database under ORGANIZATION_CREATION=anyone. */
   let anyone: TestApp;
-  const opened: ConsolePage[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(join(CONSOLE_DIR, 'index.html'))) {
-      throw new Error(`The console is not built (${CONSOLE_DIR}): run \`npm run build\` before \`npm run test:browser\`.`);
-    }
-    browser = await launchChromium();
+    chromium = await ConsoleBrowser.launch();
     t = await createTestApp();
     anyone = await createTestApp({ ORGANIZATION_CREATION: 'anyone' }, { sameDatabaseAs: t });
   });
   // The browser first: its pages' event streams would hold the apps' shutdown.
   afterAll(async () => {
-    await closeEach(browser);
+    await closeEach(chromium);
     await closeEach(anyone, t);
   });
-  afterEach(async () => {
-    const pages = opened.splice(0);
-    const problems = pages.flatMap((page) => page.problems());
-    await Promise.all(pages.map((page) => page.close()));
-    expect(problems).toEqual([]);
-  });
+  afterEach(async () => expect(await chromium.closePages()).toEqual([]));
 
   async function open(email: string, theme: Theme = 'light') {
-    const page = await ConsolePage.open(browser, t.config.urls.publicUrl, { theme });
-    opened.push(page);
+    const page = await chromium.open(t.config.urls.publicUrl, { theme });
     await page.signIn(email, PASSWORD);
     return page;
   }
@@ -149,8 +136,7 @@ describe('organizations in the console', () => {
 
   it('welcomes someone with no organization yet (ORGANIZATION_CREATION=anyone) and lets them create their first', async () => {
     const newcomer = await createUser(t, { name: 'Nia Newcomer' });
-    const page = await ConsolePage.open(browser, anyone.config.urls.publicUrl);
-    opened.push(page);
+    const page = await chromium.open(anyone.config.urls.publicUrl);
     await page.signIn(newcomer.email, PASSWORD);
     const p = page.page;
     await p.getByRole('heading', { name: 'No organization yet', level: 1 }).waitFor();

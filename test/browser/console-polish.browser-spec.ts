@@ -1,13 +1,11 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import request from 'supertest';
-import type { Browser, Page } from 'playwright-core';
-import { CONSOLE_DIR } from '../../src/console/console-assets';
+import type { Page } from 'playwright-core';
 import { bearer, createOrganization, TestOrganization } from '../factories/organizations.factory';
 import { addMember, asSession, createUser, PASSWORD, Role, signIn } from '../factories/people.factory';
 import { pathOf } from '../factories/storage.factory';
 import { createTestApp, TestApp } from '../support/test-app';
-import { closeEach, launchChromium } from './support/chromium';
+import { closeEach } from './support/chromium';
+import { ConsoleBrowser } from './support/console-browser';
 import { ConsolePage, Theme } from './support/console-page';
 import { solidPng } from './support/png';
 
@@ -17,28 +15,19 @@ import { solidPng } from './support/png';
  * gallery names each file; an upload cannot be started twice. Screenshots in light and dark, axe on each page.
  */
 describe('the console, first-hour polish, in Chromium', () => {
-  let browser: Browser;
+  let chromium: ConsoleBrowser;
   let t: TestApp;
   let org: TestOrganization;
-  const opened: ConsolePage[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(join(CONSOLE_DIR, 'index.html'))) {
-      throw new Error(`The console is not built (${CONSOLE_DIR}): run \`npm run build\` before \`npm run test:browser\`.`);
-    }
-    browser = await launchChromium();
+    chromium = await ConsoleBrowser.launch();
     t = await createTestApp();
   });
-  afterAll(() => closeEach(browser, t));
+  afterAll(() => closeEach(chromium, t));
   beforeEach(async () => {
     org = await createOrganization(t, 'Acme Games');
   });
-  afterEach(async () => {
-    const pages = opened.splice(0);
-    const problems = pages.flatMap((page) => page.problems());
-    await Promise.all(pages.map((page) => page.close()));
-    expect(problems).toEqual([]);
-  });
+  afterEach(async () => expect(await chromium.closePages()).toEqual([]));
 
   async function member(role: Role, name = `Maya ${role}`) {
     const user = await createUser(t, { name });
@@ -47,9 +36,7 @@ describe('the console, first-hour polish, in Chromium', () => {
   }
 
   async function open(options: { theme?: Theme; path?: string } = {}) {
-    const page = await ConsolePage.open(browser, t.config.urls.publicUrl, options);
-    opened.push(page);
-    return page;
+    return chromium.open(t.config.urls.publicUrl, options);
   }
 
   async function signedIn(role: Role, options: { theme?: Theme; path?: string } = {}) {

@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import type { Browser } from 'playwright-core';
 import { freePort } from '../../src/common/free-port';
 import { createFlag } from '../factories/flags.factory';
 import { admin, createOrganization } from '../factories/organizations.factory';
 import { addMember } from '../factories/people.factory';
 import { OidcTestProvider, startOidcProvider } from '../support/servers/oidc-provider';
 import { createTestApp, TestApp } from '../support/test-app';
-import { closeEach, launchChromium } from './support/chromium';
-import { ConsolePage } from './support/console-page';
+import { closeEach } from './support/chromium';
+import { ConsoleBrowser } from './support/console-browser';
 
 /**
  * "Sign in with SSO" in the console, in Chromium, against a real OpenID provider (node-oidc-provider in a child
@@ -15,13 +14,12 @@ import { ConsolePage } from './support/console-page';
  * back, and the person lands where they were going, signed in.
  */
 describe('the console signs in through single sign-on (Chromium, a real OpenID provider)', () => {
-  let browser: Browser;
+  let chromium: ConsoleBrowser;
   let provider: OidcTestProvider;
   let t: TestApp;
-  const opened: ConsolePage[] = [];
 
   beforeAll(async () => {
-    browser = await launchChromium();
+    chromium = await ConsoleBrowser.launch();
     const port = await freePort();
     const publicUrl = `http://localhost:${port}`;
     const client = { clientId: 'flagstore', clientSecret: randomBytes(24).toString('base64url'), redirectUri: `${publicUrl}/v1/auth/sso/callback` };
@@ -34,10 +32,8 @@ describe('the console signs in through single sign-on (Chromium, a real OpenID p
       OIDC_CLIENT_SECRET: client.clientSecret,
     });
   });
-  afterAll(async () => {
-    await Promise.all(opened.splice(0).map((page) => page.close()));
-    await closeEach(browser, t, provider ? { close: () => provider.stop() } : undefined);
-  });
+  afterAll(() => closeEach(chromium, t, provider ? { close: () => provider.stop() } : undefined));
+  afterEach(async () => expect(await chromium.closePages()).toEqual([]));
 
   it('signs in a member through the provider and comes back to the page they asked for', async () => {
     const org = await createOrganization(t, 'Acme Games');
@@ -45,8 +41,7 @@ describe('the console signs in through single sign-on (Chromium, a real OpenID p
     const ada = (await admin(t).post('/users').send({ email: 'ada@studio.test', name: 'Ada Lovelace' }).expect(201)).body as { id: string };
     await addMember(t, org.id, ada.id, 'editor');
 
-    const page = await ConsolePage.open(browser, t.config.urls.publicUrl, { path: `/console/flags/${flag.id}` });
-    opened.push(page);
+    const page = await chromium.open(t.config.urls.publicUrl, { path: `/console/flags/${flag.id}` });
     const p = page.page;
     await p.getByRole('link', { name: 'Sign in with SSO' }).click();
     // At the provider (its own development pages): any password signs in an account by its `sub`, then consent.
@@ -65,35 +60,31 @@ describe('the console signs in through single sign-on (Chromium, a real OpenID p
 
 /** A 429 in the console says when to try again: here, the sign-in failures of one address past their budget. */
 describe('the console when the service says 429', () => {
-  let browser: Browser;
+  let chromium: ConsoleBrowser;
   let t: TestApp;
 
   beforeAll(async () => {
-    browser = await launchChromium();
+    chromium = await ConsoleBrowser.launch();
     t = await createTestApp({ SIGN_IN_FAILURES_PER_MINUTE: '2' });
   });
-  afterAll(() => closeEach(browser, t));
+  afterAll(() => closeEach(chromium, t));
+  afterEach(async () => expect(await chromium.closePages()).toEqual([]));
 
   it('tells the person how long to wait', async () => {
-    const page = await ConsolePage.open(browser, t.config.urls.publicUrl);
-    try {
-      const p = page.page;
-      await p.getByRole('heading', { name: 'Sign in to Flagstore' }).waitFor();
-      await p.getByLabel('Email').fill('nobody@studio.example');
-      await p.getByLabel('Password').fill('not the password at all');
-      for (let attempt = 0; attempt < 2; attempt += 1) {
-        await p.getByRole('button', { name: 'Sign in', exact: true }).click();
-        await p
-          .getByRole('alert')
-          .filter({ hasText: /email or password/i })
-          .waitFor();
-      }
+    const page = await chromium.open(t.config.urls.publicUrl);
+    const p = page.page;
+    await p.getByRole('heading', { name: 'Sign in to Flagstore' }).waitFor();
+    await p.getByLabel('Email').fill('nobody@studio.example');
+    await p.getByLabel('Password').fill('not the password at all');
+    for (let attempt = 0; attempt < 2; attempt += 1) {
       await p.getByRole('button', { name: 'Sign in', exact: true }).click();
-      const alert = p.getByRole('alert').filter({ hasText: /^Too many requests: try again in \d+ s\.$/ });
-      await alert.waitFor();
-      expect(page.problems()).toEqual([]);
-    } finally {
-      await page.close();
+      await p
+        .getByRole('alert')
+        .filter({ hasText: /email or password/i })
+        .waitFor();
     }
+    await p.getByRole('button', { name: 'Sign in', exact: true }).click();
+    const alert = p.getByRole('alert').filter({ hasText: /^Too many requests: try again in \d+ s\.$/ });
+    await alert.waitFor();
   });
 });

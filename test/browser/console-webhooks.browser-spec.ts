@@ -1,15 +1,13 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { CONSOLE_DIR } from '../../src/console/console-assets';
+import type { Page } from 'playwright-core';
 import { createFlag } from '../factories/flags.factory';
-import { createOrganization, TestOrganization } from '../factories/organizations.factory';
-import { addMember, asSession, createUser, PASSWORD, signIn } from '../factories/people.factory';
+import { createOrganization } from '../factories/organizations.factory';
+import { addMember, asSession, createTeam, PASSWORD, signIn } from '../factories/people.factory';
 import { eventually } from '../support/eventually';
 import { ReceivedWebhook, verifyStandardWebhook, WebhookReceiver } from '../support/servers/webhook-receiver';
 import { createTestApp, TestApp } from '../support/test-app';
-import { closeEach, launchChromium } from './support/chromium';
-import { ConsolePage, Theme } from './support/console-page';
+import { closeEach } from './support/chromium';
+import { ConsoleBrowser } from './support/console-browser';
+import { Theme } from './support/console-page';
 
 /** Loopback receivers need both: the operator's switches for a studio's own network. */
 const LOOPBACK = { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE: 'true' };
@@ -24,34 +22,24 @@ const SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;
  * the first retry after about 5 s), with axe-core and screenshots.
  */
 describe('webhooks in the console', () => {
-  let browser: Browser;
+  let chromium: ConsoleBrowser;
   let t: TestApp;
   const receiver = new WebhookReceiver();
-  const opened: ConsolePage[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(join(CONSOLE_DIR, 'index.html'))) {
-      throw new Error(`The console is not built (${CONSOLE_DIR}): run \`npm run build\` before \`npm run test:browser\`.`);
-    }
-    browser = await launchChromium();
+    chromium = await ConsoleBrowser.launch();
     await receiver.start();
     t = await createTestApp(LOOPBACK);
   });
   // The browser first: its pages' event streams would hold the app's shutdown.
   afterAll(async () => {
-    await closeEach(browser);
+    await closeEach(chromium);
     await closeEach(t, { close: () => receiver.stop() });
   });
-  afterEach(async () => {
-    const pages = opened.splice(0);
-    const problems = pages.flatMap((page) => page.problems());
-    await Promise.all(pages.map((page) => page.close()));
-    expect(problems).toEqual([]);
-  });
+  afterEach(async () => expect(await chromium.closePages()).toEqual([]));
 
   async function open(email: string, options: { theme?: Theme; path?: string } = {}) {
-    const page = await ConsolePage.open(browser, t.config.urls.publicUrl, options);
-    opened.push(page);
+    const page = await chromium.open(t.config.urls.publicUrl, options);
     await page.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: t.config.urls.publicUrl });
     await page.signIn(email, PASSWORD);
     // Signed in: the frame of every signed-in page (the sign-in page has a heading too).
@@ -59,14 +47,7 @@ describe('webhooks in the console', () => {
     return page;
   }
 
-  async function team(label: string) {
-    const org: TestOrganization = await createOrganization(t, `Acme Games ${label}`);
-    const maya = await createUser(t, { name: `Maya Admin ${label}` });
-    const sam = await createUser(t, { name: `Sam Editor ${label}` });
-    await addMember(t, org.id, maya.id, 'admin');
-    await addMember(t, org.id, sam.id, 'editor');
-    return { org, maya, sam };
-  }
+  const team = (label: string) => createTeam(t, label);
 
   const nowSeconds = () => Math.floor(Date.now() / 1000);
   const clipboard = (p: Page) => p.evaluate(() => (globalThis as any).navigator.clipboard.readText() as Promise<string>);

@@ -1,13 +1,13 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
 import { CONSOLE_DIR } from '../../src/console/console-assets';
 import { api, createFlag } from '../factories/flags.factory';
 import { admin, createOrganization, subscribe, TestOrganization } from '../factories/organizations.factory';
 import { addMember, asSession, createUser, PASSWORD, Role, signIn as signInThroughApi } from '../factories/people.factory';
 import { eventually } from '../support/eventually';
 import { createTestApp, TestApp } from '../support/test-app';
-import { closeEach, launchChromium } from './support/chromium';
+import { closeEach } from './support/chromium';
+import { ConsoleBrowser } from './support/console-browser';
 import { ConsolePage, Theme } from './support/console-page';
 import { solidPng } from './support/png';
 
@@ -17,29 +17,20 @@ import { solidPng } from './support/png';
  * accessible name, axe-core on every page, and a screenshot of every page in light and dark.
  */
 describe('the console in Chromium', () => {
-  let browser: Browser;
+  let chromium: ConsoleBrowser;
   let t: TestApp;
   let org: TestOrganization;
-  const opened: ConsolePage[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(join(CONSOLE_DIR, 'index.html'))) {
-      throw new Error(`The console is not built (${CONSOLE_DIR}): run \`npm run build\` before \`npm run test:browser\`.`);
-    }
-    browser = await launchChromium();
+    chromium = await ConsoleBrowser.launch();
     t = await createTestApp();
   });
-  afterAll(() => closeEach(browser, t));
+  afterAll(() => closeEach(chromium, t));
   beforeEach(async () => {
     org = await createOrganization(t, 'Acme Games');
   });
-  afterEach(async () => {
-    const pages = opened.splice(0);
-    const problems = pages.flatMap((page) => page.problems());
-    await Promise.all(pages.map((page) => page.close()));
-    // No page error and no Content-Security-Policy report on any page a test opened.
-    expect(problems).toEqual([]);
-  });
+  // No page error and no Content-Security-Policy report on any page a test opened.
+  afterEach(async () => expect(await chromium.closePages()).toEqual([]));
 
   async function member(role: Role, organizationId = org.id) {
     const user = await createUser(t, { name: `Maya ${role}` });
@@ -49,8 +40,7 @@ describe('the console in Chromium', () => {
 
   async function signedIn(role: Role = 'editor', options: { theme?: Theme; path?: string } = {}) {
     const user = await member(role);
-    const page = await ConsolePage.open(browser, t.config.urls.publicUrl, options);
-    opened.push(page);
+    const page = await chromium.open(t.config.urls.publicUrl, options);
     await page.signIn(user.email, PASSWORD);
     return { page, user, p: page.page };
   }
@@ -75,8 +65,7 @@ describe('the console in Chromium', () => {
   it('signs in, keeps the session out of reach of scripts, comes back to a deep link, and signs out', async () => {
     const flag = await createFlag(t, org.key, { key: 'double-xp', type: 'boolean', value: false });
     const user = await member('editor');
-    const page = await ConsolePage.open(browser, t.config.urls.publicUrl, { path: `/console/flags/${flag.id}` });
-    opened.push(page);
+    const page = await chromium.open(t.config.urls.publicUrl, { path: `/console/flags/${flag.id}` });
     const p = page.page;
     // Not signed in: the sign-in page, which remembers where the person was going.
     await p.getByRole('heading', { name: 'Sign in to Flagstore' }).waitFor();
@@ -509,8 +498,7 @@ describe('the console in Chromium', () => {
     expect(JSON.parse(await p.getByLabel('Value', { exact: true }).inputValue())).toEqual({ tiers: [1, 2], rare: 0.1 });
 
     // In dark too: the confirmation of going back to the rules, which lists the rules it adds.
-    const dark = await ConsolePage.open(browser, t.config.urls.publicUrl, { theme: 'dark', path: `/console/flags/${flag.id}` });
-    opened.push(dark);
+    const dark = await chromium.open(t.config.urls.publicUrl, { theme: 'dark', path: `/console/flags/${flag.id}` });
     await dark.signIn(user.email, PASSWORD);
     const darkHistory = dark.page.getByRole('region', { name: 'History' });
     await darkHistory.getByText(/restored the version of/).waitFor();
@@ -627,8 +615,7 @@ describe('the console in Chromium', () => {
     await invitations.getByText(/sam@acme\.example as viewer/).waitFor();
 
     // Sam opens the link in a browser of their own, chooses a name and password, and is in.
-    const sam = await ConsolePage.open(browser, t.config.urls.publicUrl, { path: new URL(link).pathname });
-    opened.push(sam);
+    const sam = await chromium.open(t.config.urls.publicUrl, { path: new URL(link).pathname });
     await sam.page.getByRole('heading', { name: 'Join the studio on Flagstore' }).waitFor();
     // What the link is for (GET /v1/auth/invitations/{token}), and both ways in: the service never says which applies.
     await sam.page.getByText(/invited sam@acme\.example to .+ as viewer\./).waitFor();
@@ -645,8 +632,7 @@ describe('the console in Chromium', () => {
     await sam.page.getByRole('heading', { name: 'Flags' }).waitFor();
     await sam.page.getByText('viewer', { exact: true }).waitFor();
     // The used link now says so.
-    const used = await ConsolePage.open(browser, t.config.urls.publicUrl, { path: new URL(link).pathname });
-    opened.push(used);
+    const used = await chromium.open(t.config.urls.publicUrl, { path: new URL(link).pathname });
     await used.page.getByRole('alert').filter({ hasText: 'This invitation link is not valid any more' }).waitFor();
     // ...and offers no form that could only fail.
     expect(await used.page.getByRole('button', { name: 'Accept the invitation' }).count()).toBe(0);
@@ -838,8 +824,7 @@ describe('the console in Chromium', () => {
     await addMember(t, production.id, user.id, 'editor');
     const shots: string[] = [];
     for (const theme of ['light', 'dark'] as const) {
-      const page = await ConsolePage.open(browser, t.config.urls.publicUrl, { theme });
-      opened.push(page);
+      const page = await chromium.open(t.config.urls.publicUrl, { theme });
       const p = page.page;
       const check = async (name: string) => {
         expect({ page: name, theme, violations: await page.accessibilityViolations() }).toEqual({ page: name, theme, violations: [] });
@@ -879,8 +864,7 @@ describe('the console in Chromium', () => {
         else await p.getByRole('region', { name: 'What may be relayed to players' }).waitFor();
         await check(name);
       }
-      const invitation = await ConsolePage.open(browser, t.config.urls.publicUrl, { theme, path: '/console/invitations/some-token' });
-      opened.push(invitation);
+      const invitation = await chromium.open(t.config.urls.publicUrl, { theme, path: '/console/invitations/some-token' });
       await invitation.page.getByRole('heading', { name: 'Join the studio on Flagstore' }).waitFor();
       expect(await invitation.accessibilityViolations()).toEqual([]);
       shots.push(await invitation.screenshot('invitation', theme));

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { TestApp } from '../support/test-app';
-import { admin } from './organizations.factory';
+import { admin, createOrganization, TestOrganization } from './organizations.factory';
 
 export type Role = 'viewer' | 'editor' | 'admin';
 
@@ -35,6 +35,16 @@ export async function createUser(t: TestApp, fields: { email?: string; name?: st
 
 export async function addMember(t: TestApp, organizationId: string, userId: string, role: Role): Promise<void> {
   await admin(t).post(`/organizations/${organizationId}/members`).send({ userId, role }).expect(201);
+}
+
+/** An organization "Acme Games <label>" with its admin, Maya, and an editor, Sam: the cast of the console's review journeys. */
+export async function createTeam(t: TestApp, label: string) {
+  const org: TestOrganization = await createOrganization(t, `Acme Games ${label}`);
+  const maya = await createUser(t, { name: `Maya Admin ${label}` });
+  const sam = await createUser(t, { name: `Sam Editor ${label}` });
+  await addMember(t, org.id, maya.id, 'admin');
+  await addMember(t, org.id, sam.id, 'editor');
+  return { org, maya, sam };
 }
 
 /** The `flagstore_session=<token>` pair of a Set-Cookie answer, to send back as the Cookie header. */

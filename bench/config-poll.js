@@ -660,6 +660,46 @@ function formatVerdicts(summaries, deployments, tool) {
   return lines.join('\n');
 }
 
+/**
+ * Paired runs of two loads on the service, alternating which goes first so that drift (a warming cache, the machine's
+ * other work) falls on both: each one's figures combined, the second's ratios to the first, and the pairs themselves.
+ * A load is measuredRun's options (url, headers, method, body, payloadBytes) over `common`.
+ */
+async function pairedRuns({ loads, rounds, roundSeconds, warmup, common, serverPid }) {
+  const names = Object.keys(loads);
+  if (warmup > 0) {
+    for (const name of names) {
+      await measuredRun({ ...common, ...loads[name], label: `${name} warm-up`, pid: serverPid, expectedStatus: 200, duration: warmup, warmup: 0 });
+    }
+  }
+  const pairs = [];
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? names : [...names].reverse();
+    const pair = {};
+    for (const name of order) {
+      pair[name] = await measuredRun({
+        ...common,
+        ...loads[name],
+        label: `${name}, pair ${round + 1}`,
+        pid: serverPid,
+        expectedStatus: 200,
+        duration: roundSeconds,
+        warmup: 0,
+      });
+    }
+    pairs.push(pair);
+  }
+  const [baseline, measured] = names;
+  return {
+    [baseline]: combineRuns(pairs.map((pair) => pair[baseline])),
+    [measured]: combineRuns(pairs.map((pair) => pair[measured])),
+    ratios: pairs.map((pair) => pair[measured].reqPerSec / pair[baseline].reqPerSec),
+    ratio: median(pairs.map((pair) => pair[measured].reqPerSec / pair[baseline].reqPerSec)),
+    cpuRatio: median(pairs.map((pair) => pair[measured].cpuMicrosPerRequest / pair[baseline].cpuMicrosPerRequest)),
+    pairs,
+  };
+}
+
 module.exports = {
   runConfigPollBench,
   combineRuns,
@@ -682,6 +722,7 @@ module.exports = {
   probe,
   runLoad,
   measuredRun,
+  pairedRuns,
   summarizeRun,
   TARGETS,
   DEPLOYMENT_TITLES,

@@ -11,7 +11,7 @@
  * The organization is given its own allowance of 10,000 through the admin API (PATCH {flagAllowance}), and its flags
  * are written by POST /v1/flags/import in documents of 1,000 (the import's limit): its time is reported too.
  */
-const { call, combineRuns, flagBody, httpRequest, measuredRun, median, num, runConfigPollBench, formatConfigPollReport } = require('./config-poll');
+const { call, flagBody, httpRequest, num, pairedRuns, runConfigPollBench, formatConfigPollReport } = require('./config-poll');
 
 const LARGE = 10_000;
 const SMALL = 50;
@@ -77,41 +77,6 @@ async function probeList(baseUrl, org, path, { flags, locked }) {
     );
   }
   return answer.body.length;
-}
-
-/** Paired runs of two loads on the service (alternating which goes first): each one's figures and the ratios. */
-async function pairedRuns({ loads, rounds, roundSeconds, warmup, common, serverPid }) {
-  const names = Object.keys(loads);
-  if (warmup > 0) {
-    for (const name of names) {
-      await measuredRun({ ...common, ...loads[name], label: `${name} warm-up`, pid: serverPid, expectedStatus: 200, duration: warmup, warmup: 0 });
-    }
-  }
-  const pairs = [];
-  for (let round = 0; round < rounds; round++) {
-    const order = round % 2 === 0 ? names : [...names].reverse();
-    const pair = {};
-    for (const name of order) {
-      pair[name] = await measuredRun({
-        ...common,
-        ...loads[name],
-        label: `${name}, pair ${round + 1}`,
-        pid: serverPid,
-        expectedStatus: 200,
-        duration: roundSeconds,
-        warmup: 0,
-      });
-    }
-    pairs.push(pair);
-  }
-  const [baseline, measured] = names;
-  return {
-    [baseline]: combineRuns(pairs.map((pair) => pair[baseline])),
-    [measured]: combineRuns(pairs.map((pair) => pair[measured])),
-    ratios: pairs.map((pair) => pair[measured].reqPerSec / pair[baseline].reqPerSec),
-    ratio: median(pairs.map((pair) => pair[measured].reqPerSec / pair[baseline].reqPerSec)),
-    cpuRatio: median(pairs.map((pair) => pair[measured].cpuMicrosPerRequest / pair[baseline].cpuMicrosPerRequest)),
-  };
 }
 
 async function runLargeOrgBench({ baseUrl, adminToken, serverPid, log, tmpDir, pin, tool, duration = 10, connections = 50, warmup = 2, rounds = 5 }) {

@@ -7,7 +7,7 @@
  * paired runs (alternating which goes first). The figures: the requests/s ratio (rules / no rules), and the server
  * CPU per request of each, whose difference divided by 250 rules is the cost of evaluating one rule.
  */
-const { call, combineRuns, flagBody, httpRequest, measuredRun, median, num } = require('./config-poll');
+const { call, flagBody, httpRequest, median, num, pairedRuns } = require('./config-poll');
 
 const FLAG_COUNT = 50;
 const PATH = '/ofrep/v1/evaluate/flags';
@@ -78,52 +78,24 @@ async function runOfrepBench({ baseUrl, adminToken, serverPid, log, tmpDir, pin,
   const bytes = { plain: await probe(baseUrl, plain.key, false), targeted: await probe(baseUrl, targeted.key, true) };
   log(`fixture: two organizations of ${FLAG_COUNT} flags, one with 5 rules on each; bulk answers of ${bytes.plain} and ${bytes.targeted} bytes`);
 
-  const loads = {
-    plain: { headers: { Authorization: `Bearer ${plain.key}`, 'Content-Type': 'application/json' } },
-    targeted: { headers: { Authorization: `Bearer ${targeted.key}`, 'Content-Type': 'application/json' } },
-  };
+  const load = (org, payloadBytes) => ({ headers: { Authorization: `Bearer ${org.key}`, 'Content-Type': 'application/json' }, payloadBytes });
   const common = { tool, url: `${baseUrl}${PATH}`, connections, pin, tmpDir, method: 'POST', body: BODY, log };
   const roundSeconds = Math.max(1, Math.round(duration / rounds));
-  if (warmup > 0)
-    for (const name of ['plain', 'targeted'])
-      await measuredRun({
-        ...common,
-        ...loads[name],
-        label: `${name} warm-up`,
-        pid: serverPid,
-        expectedStatus: 200,
-        payloadBytes: bytes[name],
-        duration: warmup,
-        warmup: 0,
-      });
   log(`loading OFREP bulk: ${rounds} pairs of ${roundSeconds} s runs, ${connections} connections`);
-  const pairs = [];
-  for (let round = 0; round < rounds; round++) {
-    const order = round % 2 === 0 ? ['plain', 'targeted'] : ['targeted', 'plain'];
-    const pair = {};
-    for (const name of order) {
-      pair[name] = await measuredRun({
-        ...common,
-        ...loads[name],
-        label: `${name}, pair ${round + 1}`,
-        pid: serverPid,
-        expectedStatus: 200,
-        payloadBytes: bytes[name],
-        duration: roundSeconds,
-        warmup: 0,
-      });
-    }
-    pairs.push(pair);
-  }
-  const plainRuns = combineRuns(pairs.map((pair) => pair.plain));
-  const targetedRuns = combineRuns(pairs.map((pair) => pair.targeted));
-  const ratios = pairs.map((pair) => pair.targeted.reqPerSec / pair.plain.reqPerSec);
-  const extraMicros = median(pairs.map((pair) => pair.targeted.cpuMicrosPerRequest - pair.plain.cpuMicrosPerRequest));
+  const runs = await pairedRuns({
+    loads: { plain: load(plain, bytes.plain), targeted: load(targeted, bytes.targeted) },
+    rounds,
+    roundSeconds,
+    warmup,
+    common,
+    serverPid,
+  });
+  const extraMicros = median(runs.pairs.map((pair) => pair.targeted.cpuMicrosPerRequest - pair.plain.cpuMicrosPerRequest));
   return {
-    plain: plainRuns,
-    targeted: targetedRuns,
-    ratio: median(ratios),
-    ratios,
+    plain: runs.plain,
+    targeted: runs.targeted,
+    ratio: runs.ratio,
+    ratios: runs.ratios,
     extraMicros,
     rules: FLAG_COUNT * 5,
     bytes,

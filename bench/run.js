@@ -289,6 +289,21 @@ async function main() {
    * One part of the bench, measured by `measure` on a service of its own (started with the options `options()`
    * gives): a failure is reported and the next part runs; the service is stopped by PID whatever happens.
    */
+  /** What every bench that loads a service is given: the service, the load generator and the run's settings. */
+  const underLoad = (service) => ({
+    baseUrl: service.baseUrl,
+    adminToken: service.adminToken,
+    serverPid: service.pid,
+    log,
+    tmpDir,
+    pin,
+    tool,
+    duration,
+    connections,
+    warmup,
+    rounds,
+  });
+
   const onServiceOfItsOwn = async (title, options, measure) => {
     let service = null;
     try {
@@ -321,19 +336,7 @@ async function main() {
         }
         service = await startService({ name: deployment, pin, tmpDir, redisUrl: redis?.url });
         running.add(service);
-        const summary = await runConfigPollBench({
-          baseUrl: service.baseUrl,
-          adminToken: service.adminToken,
-          serverPid: service.pid,
-          log,
-          tmpDir,
-          pin,
-          tool,
-          duration,
-          connections,
-          warmup,
-          rounds,
-        });
+        const summary = await runConfigPollBench(underLoad(service));
         measured = true;
         summaries[deployment] = summary;
         process.stdout.write(
@@ -386,19 +389,7 @@ async function main() {
         'OFREP',
         () => ({ name: 'ofrep', pin, tmpDir }),
         async (service) => {
-          const result = await runOfrepBench({
-            baseUrl: service.baseUrl,
-            adminToken: service.adminToken,
-            serverPid: service.pid,
-            log,
-            tmpDir,
-            pin,
-            tool,
-            duration,
-            connections,
-            warmup,
-            rounds,
-          });
+          const result = await runOfrepBench(underLoad(service));
           measured = true;
           process.stdout.write(
             `\n== OFREP bulk evaluation with targeting: 50 flags x 5 rules against 50 flags without rules (load by ${tool.name}) ==\n`,
@@ -414,19 +405,7 @@ async function main() {
         // The list is under the per-key API budget (3,000 a minute): raised as the poll's is, the limiter still counting.
         () => ({ name: 'large', pin, tmpDir, env: { API_RATE_LIMIT_PER_MINUTE: '1000000000' } }),
         async (service) => {
-          const result = await runLargeOrgBench({
-            baseUrl: service.baseUrl,
-            adminToken: service.adminToken,
-            serverPid: service.pid,
-            log,
-            tmpDir,
-            pin,
-            tool,
-            duration,
-            connections,
-            warmup,
-            rounds,
-          });
+          const result = await runLargeOrgBench(underLoad(service));
           measured = true;
           process.stdout.write(
             `\n== One organization of ${LARGE} flags (its own allowance): the poll and the console's flag list (load by ${tool.name}) ==\n`,
@@ -513,17 +492,8 @@ async function main() {
       };
       await onServiceOfItsOwn('CHANGE-STREAM', streamsService, async (service) => {
         const summary = await runStreamsBench({
-          baseUrl: service.baseUrl,
-          adminToken: service.adminToken,
+          ...underLoad(service),
           metricsUrl: service.metricsUrl,
-          serverPid: service.pid,
-          log,
-          tmpDir,
-          pin,
-          tool,
-          duration,
-          connections,
-          warmup,
           streams: files.streams,
           fdPrefix: files.prefix,
         });

@@ -79,26 +79,14 @@ async function probeList(baseUrl, org, path, { flags, locked }) {
   return answer.body.length;
 }
 
-async function runLargeOrgBench({ baseUrl, adminToken, serverPid, log, tmpDir, pin, tool, duration = 10, connections = 50, warmup = 2, rounds = 5 }) {
+async function runLargeOrgBench(options) {
+  const { baseUrl, adminToken, serverPid, log, tmpDir, pin, tool, duration = 10, connections = 50, warmup = 2, rounds = 5 } = options;
   const small = await organization({ baseUrl, adminToken, name: `Bench ${SMALL} flags`, flags: SMALL, log });
   const large = await organization({ baseUrl, adminToken, name: `Bench ${LARGE} flags`, flags: LARGE, log });
 
   // The poll of each organization against bare node:http serving its payload: the 50-flag one is the usual fixture's size.
   const pollOf = async (org, flagCount) =>
-    runConfigPollBench({
-      baseUrl,
-      adminToken,
-      serverPid,
-      log,
-      tmpDir,
-      pin,
-      tool,
-      duration,
-      connections,
-      warmup,
-      rounds,
-      fixture: await configFixture(baseUrl, org, flagCount),
-    });
+    runConfigPollBench({ ...options, duration, connections, warmup, rounds, fixture: await configFixture(baseUrl, org, flagCount) });
   const smallPoll = await pollOf(small, SMALL);
   const poll = await pollOf(large, LARGE);
 

@@ -13,17 +13,26 @@ namespace Flagstore
         /// </summary>
         public static async Task<T> Within<T>(Func<CancellationToken, Task<T>> start, CancellationTokenSource controller, int timeoutMs, string what)
         {
+            // true: the time ran out; false: the client stopped. The timer cancels the transport's token (running its
+            // callbacks) before the caller hears of the timeout: whoever sees Timeout finds the request abandoned.
             var deadline = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+            var expired = 0;
             Task<T> work;
             var timer = new Timer(state =>
             {
-                if (deadline.TrySetResult(true)) TryCancel(controller);
+                Interlocked.Exchange(ref expired, 1);
+                TryCancel(controller);
+                deadline.TrySetResult(true);
             }, null, Timeout.Infinite, Timeout.Infinite);
             Timers.Hold(timer);
             timer.Change(timeoutMs, Timeout.Infinite);
             try
             {
-                using (controller.Token.Register(() => deadline.TrySetResult(false)))
+                using (controller.Token.Register(() =>
+                {
+                    // The timer's own cancellation: it settles the deadline itself, once every callback has run.
+                    if (Volatile.Read(ref expired) == 0) deadline.TrySetResult(false);
+                }))
                 {
                     try
                     {

@@ -7,12 +7,12 @@ import { ConfirmDialog } from '../components/ConfirmDialog';
 import { CopyButton } from '../components/CopyButton';
 import { FormError } from '../components/Field';
 import { Layout } from '../components/Layout';
+import { WebhookAdminsOnly } from '../components/WebhookAdminsOnly';
 import { announceOnNextPage } from '../components/page-notice';
 import { WebhookDeliveries } from '../components/WebhookDeliveries';
 import { type WebhookFields, WebhookForm } from '../components/WebhookForm';
 import { formatLabel, shortUrl, type WebhookEndpoint } from '../lib/webhooks';
 import { Link, navigate } from '../router';
-import { useSignedIn } from '../session';
 import { EndpointState } from './Webhooks';
 
 type Rotated = components['schemas']['RotatedWebhookSecretDto'];
@@ -26,15 +26,11 @@ const REFRESH_AFTER_MS = [400, 1_200, 3_000, 6_500];
 
 /** One webhook endpoint (admins): its state and actions, its deliveries, and its settings. */
 export function WebhookEndpointPage({ id }: { id: string }) {
-  const session = useSignedIn();
-  if (!session.isAdmin) {
-    return (
-      <Layout title="Webhook endpoint">
-        <p>Only the organization’s admins see and change its webhooks.</p>
-      </Layout>
-    );
-  }
-  return <EndpointPage id={id} />;
+  return (
+    <WebhookAdminsOnly title="Webhook endpoint">
+      <EndpointPage id={id} />
+    </WebhookAdminsOnly>
+  );
 }
 
 function EndpointPage({ id }: { id: string }) {

@@ -4,10 +4,10 @@ import { useLatestRead } from '../api/use-latest-read';
 import type { components } from '../../.generated/api';
 import { CopyButton } from '../components/CopyButton';
 import { Layout } from '../components/Layout';
+import { WebhookAdminsOnly } from '../components/WebhookAdminsOnly';
 import { type WebhookFields, WebhookForm } from '../components/WebhookForm';
 import { formatLabel, shortUrl, type WebhookEndpoint } from '../lib/webhooks';
 import { Link } from '../router';
-import { useSignedIn } from '../session';
 
 type CreatedEndpoint = components['schemas']['CreatedWebhookEndpointDto'];
 
@@ -17,15 +17,11 @@ type CreatedEndpoint = components['schemas']['CreatedWebhookEndpointDto'];
  * signing secret is shown here once.
  */
 export function Webhooks() {
-  const session = useSignedIn();
-  if (!session.isAdmin) {
-    return (
-      <Layout title="Webhooks">
-        <p>Only the organization’s admins see and change its webhooks.</p>
-      </Layout>
-    );
-  }
-  return <WebhookList />;
+  return (
+    <WebhookAdminsOnly title="Webhooks">
+      <WebhookList />
+    </WebhookAdminsOnly>
+  );
 }
 
 function WebhookList() {

@@ -258,15 +258,10 @@ export class ChangeRequestsRepository {
   /**
    * The review setting changed (`approvals`, `selfApproval`): each open or approved request of the organization is
    * open or approved again by the approvals of its current revision that count under the new setting (the author's
-   * own only with selfApproval), in the setting's transaction. Answers the requests whose state moved.
+   * own only with selfApproval), in the setting's transaction. The console reads them again on the setting's own event.
    */
-  reevaluatePending(
-    tx: Transaction,
-    organizationId: string,
-    rule: { approvals: number; selfApproval: boolean },
-    at: Date,
-  ): Promise<{ id: string; state: 'open' | 'approved' }[]> {
-    return tx.rows(
+  async reevaluatePending(tx: Transaction, organizationId: string, rule: { approvals: number; selfApproval: boolean }, at: Date): Promise<void> {
+    await tx.rows(
       `UPDATE change_requests r SET state = settled.state, updated_at = $4
        FROM (
          SELECT c.id, CASE WHEN (
@@ -278,8 +273,7 @@ export class ChangeRequestsRepository {
          WHERE c.organization_id = $1 AND c.state IN ('open', 'approved')
          FOR UPDATE OF c
        ) settled
-       WHERE r.id = settled.id AND r.state <> settled.state
-       RETURNING r.id, r.state`,
+       WHERE r.id = settled.id AND r.state <> settled.state`,
       [organizationId, rule.approvals, rule.selfApproval, at],
     );
   }
